@@ -1,0 +1,222 @@
+// buildApp(): the whole server — GraphQL over HTTP and WebSocket on one port, GraphiQL, the
+// dashboard's static files, and the scheduler — with { start, stop } so tests boot the real thing.
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import { existsSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import type { AddressInfo } from "node:net";
+import { createYoga } from "graphql-yoga";
+import { renderGraphiQL } from "@graphql-yoga/render-graphiql";
+import { useCSRFPrevention } from "@graphql-yoga/plugin-csrf-prevention";
+import { maxDepthPlugin } from "@escape.tech/graphql-armor-max-depth";
+import { costLimitPlugin } from "@escape.tech/graphql-armor-cost-limit";
+import { maxAliasesPlugin } from "@escape.tech/graphql-armor-max-aliases";
+import { maxTokensPlugin } from "@escape.tech/graphql-armor-max-tokens";
+import { WebSocketServer } from "ws";
+import { useServer } from "graphql-ws/use/ws";
+import sirv from "sirv";
+import type { Logger } from "pino";
+import { bearer, type Principal, TokenVerifier } from "./auth/tokens.ts";
+import { type Config, parseConfig } from "./config.ts";
+import type { Context, Services } from "./context.ts";
+import { CrawlCalendar, type Clock, systemClock } from "./crawl/crawl-day.ts";
+import { crawlStats } from "./crawl/stats.ts";
+import { CrawlStore } from "./crawl/store.ts";
+import { openDatabase } from "./db/client.ts";
+import { migrate } from "./db/migrate.ts";
+import { seedSources } from "./db/seed.ts";
+import { apiError, ErrorCode } from "./errors.ts";
+import { createBus } from "./live/bus.ts";
+import { DistributionFeed } from "./live/distribution-feed.ts";
+import { GRAPHIQL_EXAMPLE } from "./graphiql-example.ts";
+import { dayRollover } from "./jobs/day-rollover.ts";
+import { Scheduler } from "./jobs/scheduler.ts";
+import { staleSweep } from "./jobs/stale-sweep.ts";
+import { createLogger } from "./log.ts";
+import { schema } from "./schema/index.ts";
+
+export interface BuildAppOptions {
+  /** Settings; missing ones come from the environment. */
+  config?: Partial<Config> | Config;
+  /** Time source (tests inject a ManualClock to cross midnight). */
+  clock?: Clock;
+  logger?: Logger;
+  /** Run the cron jobs (default true). Tests may drive the jobs directly instead. */
+  scheduler?: boolean;
+}
+
+export interface App {
+  services: Services;
+  /** Listen; resolves with the bound port (0 = any free port). */
+  start(port?: number, host?: string): Promise<number>;
+  stop(): Promise<void>;
+  url(path?: string): string;
+  /** Run a scheduled job now. */
+  runJob(name: "stale-sweep" | "day-rollover"): Promise<number>;
+}
+
+const here = dirname(fileURLToPath(import.meta.url));
+const webRoot = join(here, "../../web");
+
+export async function buildApp(options: BuildAppOptions = {}): Promise<App> {
+  const config: Config = { ...parseConfig(), ...(options.config ?? {}) } as Config;
+  const log = options.logger ?? createLogger(config.LOG_LEVEL);
+
+  const applied = await migrate(config.DATABASE_URL);
+  if (applied.length) log.info({ migrations: applied }, "database migrated");
+  const database = await openDatabase(config.DATABASE_URL);
+  const seeded = await seedSources(database.writer);
+  if (seeded) log.info({ sources: seeded }, "sources seeded");
+
+  const calendar = new CrawlCalendar(options.clock ?? systemClock, config.CRAWL_TZ);
+  const store = new CrawlStore(database, calendar);
+  const bus = createBus();
+  const distribution = new DistributionFeed(
+    (sourceId) => crawlStats(database, calendar, sourceId),
+    config.DISTRIBUTION_THROTTLE_MS,
+    log.child({ role: "distribution" }),
+  );
+  const services: Services = { config, database, calendar, store, bus, distribution, log };
+  const verifier = new TokenVerifier(database);
+
+  // Store → bus (shared across instances when the bus is) → this instance's live feeds.
+  store.onChange((change) => void bus.publish("crawlChanged", change));
+  const changes = bus.subscribe("crawlChanged");
+  void (async () => {
+    for await (const change of changes) distribution.changed(change.sourceId);
+  })();
+
+  async function principalFor(token: string | null): Promise<Principal | null> {
+    if (!token) return null;
+    const p = await verifier.verify(token);
+    if (!p) throw apiError(ErrorCode.UNAUTHENTICATED, "unknown or revoked token");
+    return p;
+  }
+
+  const yoga = createYoga<{ req?: IncomingMessage; connectionParams?: Record<string, unknown>; principal?: Principal | null }>({
+    schema,
+    logging: log.child({ role: "yoga" }),
+    graphiql: { subscriptionsProtocol: "WS", defaultQuery: GRAPHIQL_EXAMPLE, title: "Crawl control plane" },
+    renderGraphiQL,
+    cors: { origin: config.CORS_ORIGINS ? config.CORS_ORIGINS.split(",").map((s) => s.trim()) : [], credentials: false },
+    plugins: [
+      useCSRFPrevention({ requestHeaders: ["x-graphql-yoga-csrf", "authorization"] }),
+      maxTokensPlugin({ n: 2000 }),
+      maxDepthPlugin({ n: config.MAX_QUERY_DEPTH, flattenFragments: true }),
+      maxAliasesPlugin({ n: 20 }),
+      costLimitPlugin({ maxCost: config.MAX_QUERY_COST }),
+    ],
+    context: async (initial): Promise<Context> => {
+      const principal =
+        initial.principal !== undefined
+          ? initial.principal
+          : await principalFor(bearer(initial.request?.headers.get("authorization")));
+      return { ...services, db: database.reader, principal };
+    },
+  });
+
+  const serveWeb = sirv(existsSync(join(webRoot, "dist/index.html")) ? join(webRoot, "dist") : webRoot, {
+    single: true,
+    etag: true,
+  });
+
+  function handle(req: IncomingMessage, res: ServerResponse) {
+    const path = (req.url ?? "/").split("?")[0]!;
+    if (path === yoga.graphqlEndpoint || path.startsWith(`${yoga.graphqlEndpoint}/`)) {
+      const length = Number(req.headers["content-length"] ?? 0);
+      if (req.method === "POST" && req.headers["content-length"] === undefined) {
+        res.writeHead(411, { "content-type": "text/plain" }).end("Content-Length required\n");
+        return;
+      }
+      if (length > config.MAX_BODY_BYTES) {
+        res.writeHead(413, { "content-type": "text/plain" }).end(`Request body over ${config.MAX_BODY_BYTES} bytes\n`);
+        req.resume();
+        return;
+      }
+      void yoga.requestListener(req, res);
+      return;
+    }
+    if (path === "/healthz") {
+      res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify({ ok: true }));
+      return;
+    }
+    serveWeb(req, res, () => {
+      res.writeHead(404).end();
+    });
+  }
+
+  const server: Server = createServer(handle);
+  const wss = new WebSocketServer({ server, path: yoga.graphqlEndpoint, maxPayload: config.MAX_BODY_BYTES });
+  const wsServer = useServer<Record<string, unknown> | undefined, { principal?: Principal | null }>(
+    {
+      execute: (args) => (args.rootValue as any).execute(args),
+      subscribe: (args) => (args.rootValue as any).subscribe(args),
+      onConnect: async (ctx) => {
+        const p = ctx.connectionParams ?? {};
+        const token = bearer((p.Authorization ?? p.authorization ?? p.token) as string | undefined);
+        try {
+          ctx.extra.principal = await principalFor(token);
+        } catch {
+          return false; // unknown or revoked token: the socket closes with 4403 Forbidden
+        }
+        return config.PUBLIC_READS || ctx.extra.principal !== null;
+      },
+      onSubscribe: async (ctx, _id, params) => {
+        const { schema, execute, subscribe, contextFactory, parse, validate } = yoga.getEnveloped({
+          ...ctx,
+          req: ctx.extra.request,
+          socket: ctx.extra.socket,
+          params,
+          principal: ctx.extra.principal ?? null,
+        });
+        const args = {
+          schema,
+          operationName: params.operationName,
+          document: parse(params.query),
+          variableValues: params.variables,
+          contextValue: await contextFactory(),
+          rootValue: { execute, subscribe },
+        };
+        const errors = validate(args.schema, args.document);
+        return errors.length ? errors : args;
+      },
+    },
+    wss,
+  );
+
+  const scheduler = new Scheduler(store, log.child({ role: "scheduler" }), {
+    staleSweepCron: config.STALE_SWEEP_CRON,
+    timeZone: config.CRAWL_TZ,
+  });
+
+  let port = 0;
+  return {
+    services,
+    url: (path = "/graphql") => `http://127.0.0.1:${port}${path}`,
+    async start(listenPort = config.PORT, host = config.HOST) {
+      await new Promise<void>((resolve, reject) => {
+        server.once("error", reject);
+        server.listen(listenPort, host, () => resolve());
+      });
+      port = (server.address() as AddressInfo).port;
+      if (options.scheduler !== false) scheduler.start();
+      log.info({ port, database: database.provider, timeZone: config.CRAWL_TZ }, `listening on http://localhost:${port}/graphql`);
+      return port;
+    },
+    async stop() {
+      scheduler.stop();
+      distribution.close();
+      await changes.return?.();
+      await wsServer.dispose();
+      await new Promise<void>((resolve) => {
+        wss.close(() => resolve());
+      });
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+      await database.close();
+    },
+    runJob(name) {
+      return name === "stale-sweep" ? staleSweep(store, log) : dayRollover(store, log);
+    },
+  };
+}

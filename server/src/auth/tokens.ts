@@ -1,0 +1,73 @@
+// API tokens: random, shown once, stored as SHA-256. A token is high-entropy, so a fast hash is
+// the right tool (no password stretching needed) and lets every request be checked cheaply.
+import { createHash, randomBytes } from "node:crypto";
+import type { Database } from "../db/client.ts";
+import { Role } from "../../../generated/sqlite/enums.ts";
+
+export { Role };
+
+export interface Principal {
+  tokenId: number;
+  name: string;
+  role: Role;
+}
+
+const TOKEN_PREFIX = "ccp_";
+/** lastUsedAt is written at most this often per token, so reads stay reads. */
+const TOUCH_INTERVAL_MS = 60_000;
+
+export const hashToken = (token: string) => createHash("sha256").update(token).digest("hex");
+
+export function parseRole(value: string): Role | null {
+  const upper = value.toUpperCase();
+  return (Object.values(Role) as string[]).includes(upper) ? (upper as Role) : null;
+}
+
+export async function createToken(db: Database, role: Role, name: string) {
+  const token = TOKEN_PREFIX + randomBytes(32).toString("base64url");
+  const row = await db.writer.$transaction((tx) =>
+    tx.apiToken.create({ data: { name, role, tokenHash: hashToken(token), prefix: token.slice(0, 12) } }),
+  );
+  return { token, row };
+}
+
+export async function listTokens(db: Database) {
+  return db.reader.apiToken.findMany({ orderBy: { id: "asc" } });
+}
+
+/** Revoke by id or by the token's printed prefix; returns how many were revoked. */
+export async function revokeToken(db: Database, idOrPrefix: string, at = new Date()) {
+  const where = /^\d+$/.test(idOrPrefix) ? { id: Number(idOrPrefix) } : { prefix: idOrPrefix };
+  const { count } = await db.writer.$transaction((tx) =>
+    tx.apiToken.updateMany({ where: { ...where, revokedAt: null }, data: { revokedAt: at } }),
+  );
+  return count;
+}
+
+export class TokenVerifier {
+  private touched = new Map<number, number>();
+  constructor(private readonly db: Database) {}
+
+  /** The principal a bearer token stands for, or null when unknown or revoked. */
+  async verify(token: string): Promise<Principal | null> {
+    if (!token.startsWith(TOKEN_PREFIX) || token.length > 200) return null;
+    const row = await this.db.reader.apiToken.findUnique({ where: { tokenHash: hashToken(token) } });
+    if (!row || row.revokedAt) return null;
+    const now = Date.now();
+    if (now - (this.touched.get(row.id) ?? 0) > TOUCH_INTERVAL_MS) {
+      this.touched.set(row.id, now);
+      // Best effort: a failed bookkeeping write must not fail the request.
+      this.db.writer
+        .$transaction((tx) => tx.apiToken.update({ where: { id: row.id }, data: { lastUsedAt: new Date(now) } }))
+        .catch(() => {});
+    }
+    return { tokenId: row.id, name: row.name, role: row.role };
+  }
+}
+
+/** Bearer token from an Authorization header value ("Bearer x" or bare "x"). */
+export function bearer(value: string | null | undefined): string | null {
+  if (!value) return null;
+  const m = /^\s*Bearer\s+(\S+)\s*$/i.exec(value);
+  return m ? m[1]! : value.trim() || null;
+}

@@ -1,0 +1,77 @@
+// Settings: read from the environment (and `.env`) once, validated, with documented defaults.
+// A bad value stops the process with a message that names the variable.
+import { existsSync } from "node:fs";
+import { z } from "zod";
+import { Cron } from "croner";
+
+const bool = z
+  .enum(["true", "false", "1", "0", "yes", "no"])
+  .transform((v) => v === "true" || v === "1" || v === "yes");
+
+function validTimeZone(tz: string): boolean {
+  try {
+    new Intl.DateTimeFormat("en-US", { timeZone: tz });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+function validCron(expr: string): boolean {
+  try {
+    new Cron(expr, { paused: true }).stop();
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+const schema = z.object({
+  /** HTTP + WebSocket port. @default 4000 */
+  PORT: z.coerce.number().int().min(0).max(65535).default(4000),
+  /** Interface to listen on. @default "0.0.0.0" */
+  HOST: z.string().min(1).default("0.0.0.0"),
+  /** `file:<path>` selects embedded SQLite; `postgres://…` selects PostgreSQL. @default "file:./.data/crawl.db" */
+  DATABASE_URL: z
+    .string()
+    .regex(/^(file:|postgres:\/\/|postgresql:\/\/)/, "must start with file: or postgres://")
+    .default("file:./.data/crawl.db"),
+  /** Optional Redis for pub/sub across server instances. */
+  REDIS_URL: z.string().regex(/^rediss?:\/\//, "must start with redis://").optional(),
+  /** Time zone of the crawl day. @default "Asia/Shanghai" */
+  CRAWL_TZ: z.string().refine(validTimeZone, "unknown IANA time zone").default("Asia/Shanghai"),
+  /** Stale sweep schedule (5- or 6-field croner syntax). @default "0 * * * * *" (every minute) */
+  STALE_SWEEP_CRON: z.string().refine(validCron, "invalid cron expression").default("0 * * * * *"),
+  /** Let queries and subscriptions through without a token. Writes always need one. @default true */
+  PUBLIC_READS: bool.default(true),
+  /** Comma-separated origins allowed by CORS; empty = same origin only. @default "" */
+  CORS_ORIGINS: z.string().default(""),
+  /** Largest accepted request body, bytes. @default 1048576 (1 MiB) */
+  MAX_BODY_BYTES: z.coerce.number().int().min(1024).default(1024 * 1024),
+  /** Deepest accepted query. @default 12 */
+  MAX_QUERY_DEPTH: z.coerce.number().int().min(2).default(12),
+  /** Largest accepted query cost (graphql-armor cost model). @default 5000 */
+  MAX_QUERY_COST: z.coerce.number().int().min(100).default(5000),
+  /** Milliseconds over which distribution changes are coalesced per source. @default 200 */
+  DISTRIBUTION_THROTTLE_MS: z.coerce.number().int().min(0).max(60_000).default(200),
+  /** pino log level. @default "info" */
+  LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
+});
+
+export type Config = z.infer<typeof schema>;
+
+/** Parse settings from an env-like object; throws an Error naming every bad variable. */
+export function parseConfig(env: Record<string, string | undefined> = process.env): Config {
+  const cleaned = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v !== ""));
+  const result = schema.safeParse(cleaned);
+  if (!result.success) {
+    const lines = result.error.issues.map((i) => `  ${i.path.join(".")}=${JSON.stringify(cleaned[String(i.path[0])])}: ${i.message}`);
+    throw new Error(`Invalid configuration:\n${lines.join("\n")}`);
+  }
+  return result.data;
+}
+
+/** Load `.env` (if present) into process.env without overriding what is already set. */
+export function loadDotEnv(path = ".env"): void {
+  if (existsSync(path)) process.loadEnvFile(path);
+}

@@ -1,0 +1,285 @@
+// The crawl state machine's database side: reads a keyword, asks rules.ts what an event does, and
+// applies the answer atomically — a compare-and-set on the keyword's `version` inside a
+// transaction, together with its page report and its CrawlEvent. This is the only writer of a
+// keyword's crawl state.
+import { randomBytes } from "node:crypto";
+import type { Database, Tx } from "../db/client.ts";
+import type { Keyword, Source } from "../../../generated/sqlite/client.ts";
+import { apiError, ErrorCode, notFound } from "../errors.ts";
+import type { CrawlCalendar } from "./crawl-day.ts";
+import { type Accepted, type CrawlEventInput, CrawlStatus, decide, type KeywordPatch } from "./rules.ts";
+
+export interface Claim {
+  keyword: Keyword;
+  startPage: number;
+  leaseToken: string;
+  resumed: boolean;
+}
+
+/** What changed, for subscribers: keywords touched per source. */
+export interface CrawlChange {
+  sourceId: string;
+  keywordIds: number[];
+  /** true for sweeping changes (rollover) that touch more than the listed keywords. */
+  all?: boolean;
+}
+
+export type ChangeListener = (change: CrawlChange) => void;
+
+/** CAS retries before giving up; only concurrent writers to the same keyword cause a retry. */
+const MAX_ATTEMPTS = 8;
+/** Keywords changed per transaction by the sweeps, so a big sweep never holds the lock long. */
+const SWEEP_BATCH = 500;
+
+const newLeaseToken = () => randomBytes(18).toString("base64url");
+
+class CasConflict extends Error {}
+
+export class CrawlStore {
+  private listeners = new Set<ChangeListener>();
+
+  constructor(
+    private readonly db: Database,
+    private readonly calendar: CrawlCalendar,
+  ) {}
+
+  onChange(listener: ChangeListener): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  private emit(change: CrawlChange) {
+    for (const l of this.listeners) l(change);
+  }
+
+  /** Write one accepted decision: CAS update, page report, event. Throws CasConflict if raced. */
+  private async apply(tx: Tx, kw: Keyword, d: Accepted, crawlerId: string, today: string, now: Date): Promise<Keyword> {
+    if (Object.keys(d.patch).length === 0) return kw;
+    const { count } = await tx.keyword.updateMany({
+      where: { id: kw.id, version: kw.version },
+      data: { ...d.patch, version: { increment: 1 } },
+    });
+    if (count !== 1) throw new CasConflict();
+    if (d.pageReport) {
+      const key = { keywordId_crawlDate_page: { keywordId: kw.id, crawlDate: today, page: d.pageReport.page } };
+      const values = { jobsFound: d.pageReport.jobsFound, crawlerId, reportedAt: now };
+      await tx.pageReport.upsert({
+        where: key,
+        update: values,
+        create: { keywordId: kw.id, sourceId: kw.sourceId, crawlDate: today, page: d.pageReport.page, ...values },
+      });
+    }
+    if (d.from !== d.to) {
+      await tx.crawlEvent.create({
+        data: { keywordId: kw.id, sourceId: kw.sourceId, crawlDate: today, from: d.from, to: d.to, reason: d.reason, crawlerId, at: now },
+      });
+    }
+    return { ...kw, ...(d.patch as Partial<Keyword>), version: kw.version + 1, updatedAt: now };
+  }
+
+  /**
+   * Run one event against one keyword. `makeEvent` sees the current row (and, for page reports,
+   * what this page recorded before) so the decision is made on what the transaction read.
+   */
+  private async transition(
+    keywordId: number,
+    makeEvent: (kw: Keyword, at: { now: Date; today: string }, previousJobsOnPage: number | null) => CrawlEventInput,
+    opts: { page?: number; crawlerIdFromRow?: boolean } = {},
+  ): Promise<Keyword> {
+    for (let attempt = 1; ; attempt++) {
+      const now = this.calendar.now();
+      const today = this.calendar.today();
+      try {
+        const result = await this.db.writer.$transaction(async (tx) => {
+          const kw = await tx.keyword.findUnique({ where: { id: keywordId }, include: { source: true } });
+          if (!kw) throw notFound(`keyword ${keywordId} does not exist`);
+          const { source, ...row } = kw;
+          let previous: number | null = null;
+          if (opts.page !== undefined && Number.isInteger(opts.page)) {
+            const pr = await tx.pageReport.findUnique({
+              where: { keywordId_crawlDate_page: { keywordId, crawlDate: today, page: opts.page } },
+              select: { jobsFound: true },
+            });
+            previous = pr?.jobsFound ?? null;
+          }
+          const d = decide(row, source, makeEvent(row, { now, today }, previous));
+          if (!d.ok) throw apiError(d.code, d.message, { keywordId: String(keywordId) });
+          return { kw: await this.apply(tx, row, d, row.crawlerId, today, now), changed: Object.keys(d.patch).length > 0, d };
+        });
+        if (result.changed) this.emit({ sourceId: result.kw.sourceId, keywordIds: [keywordId] });
+        return result.kw;
+      } catch (e) {
+        if (e instanceof CasConflict && attempt < MAX_ATTEMPTS) continue;
+        throw e;
+      }
+    }
+  }
+
+  /**
+   * Claim up to `limit` keywords of a source, atomically: PARTIAL first (resume), then FAILED with
+   * retries left, then fresh keywords, least recently requested first.
+   */
+  async claim(sourceId: string, crawlerId: string, limit: number): Promise<Claim[]> {
+    const now = this.calendar.now();
+    const today = this.calendar.today();
+    const claims = await this.db.writer.$transaction(async (tx) => {
+      const source = await tx.source.findUnique({ where: { id: sourceId } });
+      if (!source) throw notFound(`source "${sourceId}" does not exist`);
+      if (!source.enabled) return [];
+      const claims: Claim[] = [];
+      const skip = new Set<number>();
+      // Rounds only repeat when a concurrent claimer won a candidate (PostgreSQL).
+      for (let round = 0; round < 3 && claims.length < limit; round++) {
+        let raced = false;
+        for (const pick of candidateQueries(source, today)) {
+          const want = limit - claims.length;
+          if (want <= 0) break;
+          const rows = await tx.keyword.findMany({
+            where: { ...pick.where, ...(skip.size ? { id: { notIn: [...skip] } } : {}) },
+            orderBy: pick.orderBy,
+            take: want,
+          });
+          for (const kw of rows) {
+            skip.add(kw.id);
+            const leaseToken = newLeaseToken();
+            const d = decide(kw, source, { type: "CLAIM", crawlerId, leaseToken, now, today });
+            if (!d.ok) continue;
+            try {
+              const keyword = await this.apply(tx, kw, d, crawlerId, today, now);
+              claims.push({ keyword, leaseToken, startPage: d.startPage!, resumed: d.resumed! });
+            } catch (e) {
+              if (!(e instanceof CasConflict)) throw e;
+              raced = true;
+            }
+          }
+        }
+        if (!raced) break;
+      }
+      return claims;
+    });
+    if (claims.length) this.emit({ sourceId, keywordIds: claims.map((c) => c.keyword.id) });
+    return claims;
+  }
+
+  reportPageProgress(input: { keywordId: number; leaseToken: string; page: number; totalPages?: number | null; jobsFound: number }) {
+    return this.transition(
+      input.keywordId,
+      (_kw, at, previousJobsOnPage) => ({
+        type: "PROGRESS",
+        leaseToken: input.leaseToken,
+        page: input.page,
+        totalPages: input.totalPages,
+        jobsOnPage: input.jobsFound,
+        previousJobsOnPage,
+        ...at,
+      }),
+      { page: input.page },
+    );
+  }
+
+  complete(input: { keywordId: number; leaseToken: string; status: CrawlStatus; errorMessage?: string | null }) {
+    if (input.status !== CrawlStatus.COMPLETED && input.status !== CrawlStatus.FAILED) {
+      return Promise.reject(apiError(ErrorCode.BAD_USER_INPUT, `status must be COMPLETED or FAILED, not ${input.status}`));
+    }
+    return this.transition(input.keywordId, (_kw, at) =>
+      input.status === CrawlStatus.COMPLETED
+        ? { type: "COMPLETE", leaseToken: input.leaseToken, ...at }
+        : { type: "FAIL", leaseToken: input.leaseToken, errorMessage: input.errorMessage ?? "", ...at },
+    );
+  }
+
+  release(keywordId: number, leaseToken: string) {
+    return this.transition(keywordId, (_kw, at) => ({ type: "RELEASE", leaseToken, ...at }));
+  }
+
+  heartbeat(keywordId: number, leaseToken: string) {
+    return this.transition(keywordId, (_kw, at) => ({ type: "HEARTBEAT", leaseToken, ...at }));
+  }
+
+  /** Operator action: forget today's crawl state; any live lease is revoked. */
+  reset(keywordId: number) {
+    return this.transition(keywordId, (_kw, at) => ({ type: "RESET", ...at }));
+  }
+
+  /**
+   * Apply a sweeping event (STALE, ROLLOVER) to every keyword `where` selects, in batches.
+   * Returns how many changed per source.
+   */
+  private async sweep(
+    type: "STALE" | "ROLLOVER",
+    select: (today: string, now: Date, source: Source) => object,
+  ): Promise<Map<string, number>> {
+    const now = this.calendar.now();
+    const today = this.calendar.today();
+    const changed = new Map<string, number>();
+    const sources = await this.db.writer.source.findMany();
+    for (const source of sources) {
+      let afterId = 0;
+      for (;;) {
+        const batch = await this.db.writer.$transaction(async (tx) => {
+          const rows = await tx.keyword.findMany({
+            where: { ...select(today, now, source), sourceId: source.id, id: { gt: afterId } },
+            orderBy: { id: "asc" },
+            take: SWEEP_BATCH,
+          });
+          const ids: number[] = [];
+          for (const kw of rows) {
+            const d = decide(kw, source, { type, now, today });
+            if (!d.ok) continue;
+            try {
+              await this.apply(tx, kw, d, kw.crawlerId, today, now);
+              ids.push(kw.id);
+            } catch (e) {
+              if (!(e instanceof CasConflict)) throw e; // someone else just changed it: not ours
+            }
+          }
+          return { last: rows.at(-1)?.id, ids, full: rows.length === SWEEP_BATCH };
+        });
+        if (batch.ids.length) {
+          changed.set(source.id, (changed.get(source.id) ?? 0) + batch.ids.length);
+          this.emit({ sourceId: source.id, keywordIds: batch.ids });
+        }
+        if (!batch.full || batch.last === undefined) break;
+        afterId = batch.last;
+      }
+    }
+    return changed;
+  }
+
+  /** CRAWLING keywords whose last heartbeat is older than their source's staleAfterSeconds → PARTIAL. */
+  sweepStale() {
+    return this.sweep("STALE", (today, now, source) => ({
+      status: CrawlStatus.CRAWLING,
+      crawlDate: today,
+      OR: [{ heartbeatAt: null }, { heartbeatAt: { lt: new Date(now.getTime() - source.staleAfterSeconds * 1000) } }],
+    }));
+  }
+
+  /** Materialise the new crawl day: state stored for another day → IDLE, and tell subscribers. */
+  async rollover() {
+    const changed = await this.sweep("ROLLOVER", (today) => ({
+      status: { not: CrawlStatus.IDLE },
+      OR: [{ crawlDate: null }, { crawlDate: { not: today } }],
+    }));
+    // Every source's distribution is new today, even where no row had to change.
+    for (const s of await this.db.reader.source.findMany({ select: { id: true } })) {
+      this.emit({ sourceId: s.id, keywordIds: [], all: true });
+    }
+    return changed;
+  }
+}
+
+/** The claim's priority order, each an index-backed query. */
+function candidateQueries(source: Source, today: string) {
+  const oldestRequestFirst = [{ lastRequestedAt: { sort: "asc" as const, nulls: "first" as const } }, { id: "asc" as const }];
+  return [
+    { where: { sourceId: source.id, status: CrawlStatus.PARTIAL, crawlDate: today }, orderBy: oldestRequestFirst },
+    {
+      where: { sourceId: source.id, status: CrawlStatus.FAILED, crawlDate: today, retryCount: { lt: source.maxRetries } },
+      orderBy: oldestRequestFirst,
+    },
+    { where: { sourceId: source.id, OR: [{ crawlDate: null }, { crawlDate: { not: today } }] }, orderBy: oldestRequestFirst },
+  ];
+}
+
+export type { KeywordPatch };

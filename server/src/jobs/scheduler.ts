@@ -1,0 +1,42 @@
+// croner runs the background jobs. A run never overlaps the previous one of the same job, and an
+// error is logged and left for the next tick rather than crashing the server.
+import { Cron } from "croner";
+import type { Logger } from "pino";
+import type { CrawlStore } from "../crawl/store.ts";
+import { dayRollover } from "./day-rollover.ts";
+import { staleSweep } from "./stale-sweep.ts";
+
+export interface SchedulerOptions {
+  staleSweepCron: string;
+  timeZone: string;
+}
+
+export class Scheduler {
+  private jobs: Cron[] = [];
+  constructor(
+    private readonly store: CrawlStore,
+    private readonly log: Logger,
+    private readonly options: SchedulerOptions,
+  ) {}
+
+  start(): void {
+    const run = (name: string, fn: () => Promise<unknown>) => async () => {
+      try {
+        await fn();
+      } catch (err) {
+        this.log.error({ err, job: name }, "scheduled job failed; retrying at the next tick");
+      }
+    };
+    this.jobs.push(
+      new Cron(this.options.staleSweepCron, { name: "stale-sweep", protect: true, timezone: this.options.timeZone },
+        run("stale-sweep", () => staleSweep(this.store, this.log))),
+      new Cron("0 0 0 * * *", { name: "day-rollover", protect: true, timezone: this.options.timeZone },
+        run("day-rollover", () => dayRollover(this.store, this.log))),
+    );
+  }
+
+  stop(): void {
+    for (const j of this.jobs) j.stop();
+    this.jobs = [];
+  }
+}

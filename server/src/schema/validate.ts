@@ -1,0 +1,26 @@
+// Argument validation with zod; a failure is BAD_USER_INPUT naming each bad field, raised before
+// anything is read or written.
+import { z } from "zod";
+import { badInput } from "../errors.ts";
+
+export function parseInput<S extends z.ZodType>(schema: S, value: unknown): z.infer<S> {
+  const r = schema.safeParse(value);
+  if (r.success) return r.data;
+  const fields = r.error.issues.map((i) => ({ path: i.path.join("."), message: i.message }));
+  throw badInput(fields.map((f) => (f.path ? `${f.path}: ${f.message}` : f.message)).join("; "), { fields });
+}
+
+/** A database id given as GraphQL ID. */
+export const idInt = z
+  .union([z.string(), z.number()])
+  .transform((v) => String(v).trim())
+  .refine((v) => /^[1-9]\d{0,15}$/.test(v), "must be a positive integer id")
+  .transform(Number);
+
+export const sourceId = z.string().trim().min(1).max(32);
+export const crawlerId = z.string().trim().min(1, "must not be empty").max(64).regex(/^[\x21-\x7e]+$/, "printable ASCII without spaces");
+export const leaseToken = z.string().min(1).max(64);
+export const city = z.string().trim().min(1, "must not be empty").max(64);
+export const job = z.string().trim().min(1, "must not be empty").max(128);
+export const errorMessage = z.string().max(2000);
+export const search = z.string().trim().max(100);
