@@ -4,7 +4,7 @@
 // keyword's crawl state.
 import { randomBytes } from "node:crypto";
 import type { Database, Tx } from "../db/client.ts";
-import type { Keyword, Source } from "../../../generated/sqlite/client.ts";
+import { type Keyword, Prisma, type Source } from "../../../generated/sqlite/client.ts";
 import { apiError, ErrorCode, notFound } from "../errors.ts";
 import type { CrawlCalendar } from "./crawl-day.ts";
 import { type Accepted, type CrawlEventInput, CrawlStatus, decide, type KeywordPatch } from "./rules.ts";
@@ -116,6 +116,25 @@ export class CrawlStore {
   }
 
   /**
+   * Candidates for a claim, in priority order. On PostgreSQL the rows are locked with SKIP LOCKED:
+   * concurrent claimers each take different rows instead of queueing on (or racing for) the same
+   * first one. SQLite runs one write transaction at a time, so a plain read is already exclusive.
+   */
+  private async candidates(tx: Tx, source: Source, today: string, pick: ClaimPick, take: number, skip: Set<number>) {
+    if (this.db.provider === "postgres") {
+      return tx.$queryRaw<Keyword[]>`
+        SELECT * FROM "Keyword" WHERE ${candidateSql(pick, source, today)}
+        ORDER BY "lastRequestedAt" ASC NULLS FIRST, "id" ASC
+        LIMIT ${take} FOR UPDATE SKIP LOCKED`;
+    }
+    return tx.keyword.findMany({
+      where: { ...candidateWhere(pick, source, today), ...(skip.size ? { id: { notIn: [...skip] } } : {}) },
+      orderBy: oldestRequestFirst,
+      take,
+    });
+  }
+
+  /**
    * Claim up to `limit` keywords of a source, atomically: PARTIAL first (resume), then FAILED with
    * retries left, then fresh keywords, least recently requested first.
    */
@@ -131,14 +150,10 @@ export class CrawlStore {
       // Rounds only repeat when a concurrent claimer won a candidate (PostgreSQL).
       for (let round = 0; round < 3 && claims.length < limit; round++) {
         let raced = false;
-        for (const pick of candidateQueries(source, today)) {
+        for (const pick of CLAIM_ORDER) {
           const want = limit - claims.length;
           if (want <= 0) break;
-          const rows = await tx.keyword.findMany({
-            where: { ...pick.where, ...(skip.size ? { id: { notIn: [...skip] } } : {}) },
-            orderBy: pick.orderBy,
-            take: want,
-          });
+          const rows = await this.candidates(tx, source, today, pick, want, skip);
           for (const kw of rows) {
             skip.add(kw.id);
             const leaseToken = newLeaseToken();
@@ -269,17 +284,33 @@ export class CrawlStore {
   }
 }
 
-/** The claim's priority order, each an index-backed query. */
-function candidateQueries(source: Source, today: string) {
-  const oldestRequestFirst = [{ lastRequestedAt: { sort: "asc" as const, nulls: "first" as const } }, { id: "asc" as const }];
-  return [
-    { where: { sourceId: source.id, status: CrawlStatus.PARTIAL, crawlDate: today }, orderBy: oldestRequestFirst },
-    {
-      where: { sourceId: source.id, status: CrawlStatus.FAILED, crawlDate: today, retryCount: { lt: source.maxRetries } },
-      orderBy: oldestRequestFirst,
-    },
-    { where: { sourceId: source.id, OR: [{ crawlDate: null }, { crawlDate: { not: today } }] }, orderBy: oldestRequestFirst },
-  ];
+/** The claim's priority order. */
+const CLAIM_ORDER = ["PARTIAL", "FAILED", "FRESH"] as const;
+type ClaimPick = (typeof CLAIM_ORDER)[number];
+
+const oldestRequestFirst = [{ lastRequestedAt: { sort: "asc" as const, nulls: "first" as const } }, { id: "asc" as const }];
+
+function candidateWhere(pick: ClaimPick, source: Source, today: string) {
+  switch (pick) {
+    case "PARTIAL":
+      return { sourceId: source.id, status: CrawlStatus.PARTIAL, crawlDate: today };
+    case "FAILED":
+      return { sourceId: source.id, status: CrawlStatus.FAILED, crawlDate: today, retryCount: { lt: source.maxRetries } };
+    case "FRESH":
+      return { sourceId: source.id, OR: [{ crawlDate: null }, { crawlDate: { not: today } }] };
+  }
+}
+
+/** The same filters in SQL, for PostgreSQL's row locks. Statuses are constants, inlined. */
+function candidateSql(pick: ClaimPick, source: Source, today: string) {
+  switch (pick) {
+    case "PARTIAL":
+      return Prisma.sql`"sourceId" = ${source.id} AND "status" = 'PARTIAL' AND "crawlDate" = ${today}`;
+    case "FAILED":
+      return Prisma.sql`"sourceId" = ${source.id} AND "status" = 'FAILED' AND "crawlDate" = ${today} AND "retryCount" < ${source.maxRetries}`;
+    case "FRESH":
+      return Prisma.sql`"sourceId" = ${source.id} AND ("crawlDate" IS NULL OR "crawlDate" <> ${today})`;
+  }
 }
 
 export type { KeywordPatch };

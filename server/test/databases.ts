@@ -1,0 +1,67 @@
+// Which databases the integration suite runs on. SQLite always; PostgreSQL when one answers at
+// TEST_POSTGRES_URL (default: the local server). Without it the suite says so and skips those runs,
+// except under CI=true, where a missing PostgreSQL is a failure.
+import { randomBytes } from "node:crypto";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import pg from "pg";
+
+export interface TestDatabase {
+  provider: "sqlite" | "postgres";
+  url: string;
+  drop(): Promise<void>;
+}
+
+const ADMIN_URL = process.env.TEST_POSTGRES_URL ?? "postgres://postgres@127.0.0.1:5432/postgres";
+
+let pgAvailable: Promise<string | null> | undefined;
+/** null when PostgreSQL is reachable, else why not. */
+export function postgresUnavailable(): Promise<string | null> {
+  pgAvailable ??= (async () => {
+    const c = new pg.Client({ connectionString: ADMIN_URL, connectionTimeoutMillis: 2000 });
+    try {
+      await c.connect();
+      await c.query("SELECT 1");
+      return null;
+    } catch (e) {
+      return `PostgreSQL not reachable at ${ADMIN_URL.replace(/\/\/[^@]*@/, "//")} (${(e as Error).message})`;
+    } finally {
+      await c.end().catch(() => {});
+    }
+  })();
+  return pgAvailable;
+}
+
+export async function createTestDatabase(provider: "sqlite" | "postgres"): Promise<TestDatabase> {
+  if (provider === "sqlite") {
+    const dir = mkdtempSync(join(tmpdir(), "ccp-test-"));
+    return { provider, url: `file:${join(dir, "crawl.db")}`, drop: async () => rmSync(dir, { recursive: true, force: true }) };
+  }
+  const name = `ccp_test_${randomBytes(6).toString("hex")}`;
+  const admin = new pg.Client({ connectionString: ADMIN_URL });
+  await admin.connect();
+  await admin.query(`CREATE DATABASE "${name}"`);
+  await admin.end();
+  const url = new URL(ADMIN_URL);
+  url.pathname = `/${name}`;
+  return {
+    provider,
+    url: url.toString(),
+    async drop() {
+      const c = new pg.Client({ connectionString: ADMIN_URL });
+      await c.connect();
+      await c.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
+      await c.end();
+    },
+  };
+}
+
+/** The providers to run on, with a printed note for each one skipped. */
+export async function testProviders(): Promise<("sqlite" | "postgres")[]> {
+  const why = await postgresUnavailable();
+  if (!why) return ["sqlite", "postgres"];
+  if (process.env.CI === "true") throw new Error(`CI=true but ${why}`);
+  console.warn(`[skip] PostgreSQL runs of the integration suite skipped: ${why}`);
+  return ["sqlite"];
+}

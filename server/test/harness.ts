@@ -1,0 +1,133 @@
+// Boots the real server (buildApp) on a fresh database and talks to it the way spiders and the
+// dashboard do: GraphQL over HTTP with bearer tokens, and graphql-ws over WebSocket.
+import { print } from "graphql";
+import type { TypedDocumentNode } from "@graphql-typed-document-node/core";
+import { createClient, type Client } from "graphql-ws";
+import WebSocket from "ws";
+import { pino } from "pino";
+import { type App, buildApp } from "../src/app.ts";
+import { createToken, Role } from "../src/auth/tokens.ts";
+import type { Config } from "../src/config.ts";
+import { ManualClock } from "../src/crawl/crawl-day.ts";
+import { createTestDatabase, type TestDatabase } from "./databases.ts";
+
+export interface GqlResult<T> {
+  status: number;
+  data?: T | null;
+  errors?: { message: string; extensions?: { code?: string; [k: string]: unknown } }[];
+}
+
+export interface TestServer {
+  app: App;
+  db: TestDatabase;
+  clock: ManualClock;
+  tokens: { admin: string; spider: string; viewer: string };
+  /** Raw GraphQL over HTTP. `token: null` sends no Authorization header. */
+  request<T = any, V = Record<string, unknown>>(
+    query: string | TypedDocumentNode<T, V>,
+    variables?: V,
+    opts?: { token?: string | null; headers?: Record<string, string> },
+  ): Promise<GqlResult<T>>;
+  /** Like request, but throws on errors and returns data. */
+  ok<T = any, V = Record<string, unknown>>(query: string | TypedDocumentNode<T, V>, variables?: V, token?: string | null): Promise<T>;
+  /** The error code of a request expected to fail. */
+  code<V = Record<string, unknown>>(query: string | TypedDocumentNode<any, V>, variables?: V, token?: string | null): Promise<string | undefined>;
+  ws(token?: string | null): Client;
+  /** Import keywords as admin. */
+  importKeywords(source: string, cities: string[], jobs: string[]): Promise<{ created: number; existing: number }>;
+  close(): Promise<void>;
+}
+
+export async function startServer(
+  provider: "sqlite" | "postgres" = "sqlite",
+  opts: { config?: Partial<Config>; scheduler?: boolean; clock?: ManualClock } = {},
+): Promise<TestServer> {
+  const db = await createTestDatabase(provider);
+  const clock = opts.clock ?? new ManualClock(new Date());
+  const app = await buildApp({
+    config: { DATABASE_URL: db.url, LOG_LEVEL: "silent", DISTRIBUTION_THROTTLE_MS: 50, ...opts.config },
+    clock,
+    logger: pino({ level: process.env.TEST_LOG_LEVEL ?? "silent" }),
+    scheduler: opts.scheduler ?? false,
+  });
+  await app.start(0, "127.0.0.1");
+  const database = app.services.database;
+  const tokens = {
+    admin: (await createToken(database, Role.ADMIN, "test-admin")).token,
+    spider: (await createToken(database, Role.SPIDER, "test-spider")).token,
+    viewer: (await createToken(database, Role.VIEWER, "test-viewer")).token,
+  };
+  const clients: Client[] = [];
+
+  const request: TestServer["request"] = async (query, variables, o = {}) => {
+    const token = o.token === undefined ? tokens.admin : o.token;
+    const res = await fetch(app.url(), {
+      method: "POST",
+      headers: {
+        "content-type": "application/json",
+        ...(token ? { authorization: `Bearer ${token}` } : {}),
+        ...o.headers,
+      },
+      body: JSON.stringify({ query: typeof query === "string" ? query : print(query), variables }),
+    });
+    const body = (await res.json()) as GqlResult<any>;
+    return { ...body, status: res.status };
+  };
+
+  const server: TestServer = {
+    app,
+    db,
+    clock,
+    tokens,
+    request,
+    async ok(query, variables, token) {
+      const r = await request(query, variables, { token });
+      if (r.errors?.length) throw new Error(`GraphQL error: ${JSON.stringify(r.errors)}`);
+      return r.data as any;
+    },
+    async code(query, variables, token) {
+      const r = await request(query, variables as any, { token });
+      return r.errors?.[0]?.extensions?.code;
+    },
+    ws(token) {
+      const t = token === undefined ? tokens.viewer : token;
+      const c = createClient({
+        url: app.url().replace(/^http/, "ws"),
+        webSocketImpl: WebSocket,
+        connectionParams: t ? { Authorization: `Bearer ${t}` } : {},
+        retryAttempts: 0,
+        lazy: true,
+      });
+      clients.push(c);
+      return c;
+    },
+    async importKeywords(source, cities, jobs) {
+      const d = await server.ok<{ importKeywords: { created: number; existing: number } }>(
+        `mutation($s: ID!, $c: [String!]!, $j: [String!]!) { importKeywords(source: $s, cities: $c, jobs: $j) { created existing } }`,
+        { s: source, c: cities, j: jobs },
+      );
+      return d.importKeywords;
+    },
+    async close() {
+      await Promise.all(clients.map((c) => c.dispose()));
+      await app.stop();
+      await db.drop();
+    },
+  };
+  return server;
+}
+
+/** Cities numbered c1…cN, for tests that need N keywords with one job. */
+export const cities = (n: number, prefix = "city") => Array.from({ length: n }, (_, i) => `${prefix}${i + 1}`);
+
+/** Everything a "nothing changed" assertion compares. */
+export async function snapshot(server: TestServer) {
+  const db = server.app.services.database.reader;
+  const [keywords, reports, events, sources] = await Promise.all([
+    db.keyword.findMany({ orderBy: { id: "asc" } }),
+    db.pageReport.findMany({ orderBy: { id: "asc" } }),
+    db.crawlEvent.count(),
+    db.source.findMany({ orderBy: { id: "asc" } }),
+  ]);
+  return { keywords, reports, events, sources };
+}
