@@ -8,7 +8,7 @@ import { pino } from "pino";
 import { type App, buildApp } from "../src/app.ts";
 import { createToken, Role } from "../src/auth/tokens.ts";
 import type { Config } from "../src/config.ts";
-import { ManualClock } from "../src/crawl/crawl-day.ts";
+import { ManualClock, systemClock } from "../src/crawl/crawl-day.ts";
 import { createTestDatabase, type TestDatabase } from "./databases.ts";
 
 export interface GqlResult<T> {
@@ -40,13 +40,13 @@ export interface TestServer {
 
 export async function startServer(
   provider: "sqlite" | "postgres" = "sqlite",
-  opts: { config?: Partial<Config>; scheduler?: boolean; clock?: ManualClock } = {},
+  opts: { config?: Partial<Config>; scheduler?: boolean; clock?: ManualClock; realClock?: boolean } = {},
 ): Promise<TestServer> {
   const db = await createTestDatabase(provider);
   const clock = opts.clock ?? new ManualClock(new Date());
   const app = await buildApp({
     config: { DATABASE_URL: db.url, LOG_LEVEL: "silent", DISTRIBUTION_THROTTLE_MS: 50, ...opts.config },
-    clock,
+    clock: opts.realClock ? systemClock : clock,
     logger: pino({ level: process.env.TEST_LOG_LEVEL ?? "silent" }),
     scheduler: opts.scheduler ?? false,
   });

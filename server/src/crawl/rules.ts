@@ -165,11 +165,12 @@ export function decide(state: KeywordState, source: SourceRules, event: CrawlEve
     ok: true,
     from,
     to,
-    // An empty patch is an idempotent replay: nothing is written.
-    patch: Object.keys(patch).length === 0 ? patch : { ...patch, status: to },
+    patch: { ...patch, status: to },
     reason,
     ...extra,
   });
+  // An idempotent replay (a retried request whose first answer was lost): nothing is written.
+  const replay = (): Accepted => ({ ok: true, from, to: from, patch: {}, reason: "replay" });
 
   switch (event.type) {
     case "CLAIM": {
@@ -231,12 +232,12 @@ export function decide(state: KeywordState, source: SourceRules, event: CrawlEve
         return refuse(ErrorCode.BAD_USER_INPUT, `jobsFound must be an integer from 0 to ${MAX_JOBS_PER_PAGE}`);
       }
       // A retried report of the page that completed the keyword (its answer was lost) is a no-op.
-      const replay =
+      const isReplay =
         from === CrawlStatus.COMPLETED &&
         state.leaseToken === event.leaseToken &&
         page <= state.lastCompletedPage &&
         event.previousJobsOnPage === jobsOnPage;
-      if (replay) return accept(from, {}, "replay");
+      if (isReplay) return replay();
       const leaseError = checkLease(state, event.leaseToken, from);
       if (leaseError) return leaseError;
 
@@ -266,7 +267,7 @@ export function decide(state: KeywordState, source: SourceRules, event: CrawlEve
     case "FAIL": {
       const to = event.type === "COMPLETE" ? CrawlStatus.COMPLETED : CrawlStatus.FAILED;
       // The same crawler repeating its own completion (a retry after a timeout) is a no-op.
-      if (from === to && state.leaseToken === event.leaseToken) return accept(from, {}, "replay");
+      if (from === to && state.leaseToken === event.leaseToken) return replay();
       const leaseError = checkLease(state, event.leaseToken, from);
       if (leaseError) return leaseError;
       if (event.type === "COMPLETE") return accept(to, { heartbeatAt: event.now }, "complete");
@@ -274,7 +275,7 @@ export function decide(state: KeywordState, source: SourceRules, event: CrawlEve
     }
 
     case "RELEASE": {
-      if (from === CrawlStatus.PARTIAL && state.leaseToken === event.leaseToken) return accept(from, {}, "replay");
+      if (from === CrawlStatus.PARTIAL && state.leaseToken === event.leaseToken) return replay();
       const leaseError = checkLease(state, event.leaseToken, from);
       if (leaseError) return leaseError;
       return accept(CrawlStatus.PARTIAL, { heartbeatAt: event.now }, "release");
