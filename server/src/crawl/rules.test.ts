@@ -188,6 +188,13 @@ describe("CLAIM", () => {
     expect(refusal(claim(state({ status: FAILED, retryCount: SOURCE.maxRetries })))).toBe(INVALID);
   });
 
+  it("of PARTIAL whose pages are all done (maxPages lowered since): COMPLETED at once, no lease", () => {
+    const kw = state({ status: PARTIAL, lastCompletedPage: 3, totalPages: 0 });
+    const d = decide(kw, { ...SOURCE, maxPages: 2 }, event("CLAIM"));
+    expect(d).toMatchObject({ ok: true, from: PARTIAL, to: COMPLETED, reason: "no pages left" });
+    expect(d.ok && d.startPage).toBeFalsy();
+  });
+
   it("with maxRetries 3, a keyword can be claimed after failing 3 times, and no more after the 4th", () => {
     let s = state({ status: IDLE, crawlDate: null, leaseToken: null, heartbeatAt: null });
     let n = 0;

@@ -200,6 +200,10 @@ export function decide(state: KeywordState, source: SourceRules, event: CrawlEve
         );
       }
       if (from === CrawlStatus.PARTIAL || (from === CrawlStatus.FAILED && hasRetriesLeft(state, source))) {
+        // maxPages may have been lowered since: with nothing left to fetch, finish instead of leasing.
+        if (state.lastCompletedPage >= lastPage(state.totalPages, source.maxPages)) {
+          return accept(CrawlStatus.COMPLETED, { heartbeatAt: event.now }, "no pages left");
+        }
         const startPage = state.lastCompletedPage + 1;
         const retry = from === CrawlStatus.FAILED;
         return accept(

@@ -149,7 +149,7 @@ export class CrawlStore {
       const skip = new Set<number>();
       // Rounds only repeat when a concurrent claimer won a candidate (PostgreSQL).
       for (let round = 0; round < 3 && claims.length < limit; round++) {
-        let raced = false;
+        let raced = false; // a round came up short: try another
         for (const pick of CLAIM_ORDER) {
           const want = limit - claims.length;
           if (want <= 0) break;
@@ -161,6 +161,10 @@ export class CrawlStore {
             if (!d.ok) continue;
             try {
               const keyword = await this.apply(tx, kw, d, crawlerId, today, now);
+              if (d.to !== CrawlStatus.CRAWLING) {
+                raced = true; // finished on the spot, not leased: look for another
+                continue;
+              }
               claims.push({ keyword, leaseToken, startPage: d.startPage!, resumed: d.resumed! });
             } catch (e) {
               if (!(e instanceof CasConflict)) throw e;
