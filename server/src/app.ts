@@ -5,6 +5,7 @@ import { existsSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { AddressInfo } from "node:net";
+import type { GraphQLError, ValidationContext } from "graphql";
 import { createYoga } from "graphql-yoga";
 import { renderGraphiQL } from "@graphql-yoga/render-graphiql";
 import { useCSRFPrevention } from "@graphql-yoga/plugin-csrf-prevention";
@@ -32,6 +33,7 @@ import { GRAPHIQL_EXAMPLE } from "./graphiql-example.ts";
 import { dayRollover } from "./jobs/day-rollover.ts";
 import { Scheduler } from "./jobs/scheduler.ts";
 import { staleSweep } from "./jobs/stale-sweep.ts";
+import { useErrorCodes } from "./http/use-error-codes.ts";
 import { createLogger } from "./log.ts";
 import { schema } from "./schema/index.ts";
 
@@ -93,6 +95,13 @@ export async function buildApp(options: BuildAppOptions = {}): Promise<App> {
     return p;
   }
 
+  // graphql-armor throws its refusals out of validation; report them as validation errors instead,
+  // so they get a code (BAD_USER_INPUT) like every other refusal.
+  const reportLimit = {
+    propagateOnRejection: false,
+    onReject: [(ctx: ValidationContext | null, err: GraphQLError) => ctx?.reportError(err)],
+  };
+
   const yoga = createYoga<{ req?: IncomingMessage; connectionParams?: Record<string, unknown>; principal?: Principal | null }>({
     schema,
     logging: log.child({ role: "yoga" }),
@@ -100,11 +109,12 @@ export async function buildApp(options: BuildAppOptions = {}): Promise<App> {
     renderGraphiQL,
     cors: { origin: config.CORS_ORIGINS ? config.CORS_ORIGINS.split(",").map((s) => s.trim()) : [], credentials: false },
     plugins: [
+      useErrorCodes(),
       useCSRFPrevention({ requestHeaders: ["x-graphql-yoga-csrf", "authorization"] }),
       maxTokensPlugin({ n: 2000 }),
-      maxDepthPlugin({ n: config.MAX_QUERY_DEPTH, flattenFragments: true }),
-      maxAliasesPlugin({ n: 20 }),
-      costLimitPlugin({ maxCost: config.MAX_QUERY_COST }),
+      maxDepthPlugin({ n: config.MAX_QUERY_DEPTH, flattenFragments: true, ...reportLimit }),
+      maxAliasesPlugin({ n: 20, ...reportLimit }),
+      costLimitPlugin({ maxCost: config.MAX_QUERY_COST, ...reportLimit }),
     ],
     context: async (initial): Promise<Context> => {
       const principal =

@@ -1,4 +1,5 @@
-import { GraphQLError, Kind } from "graphql";
+import { Kind } from "graphql";
+import { badInput } from "../errors.ts";
 import { builder } from "./builder.ts";
 
 const DAY = /^\d{4}-\d{2}-\d{2}$/;
@@ -8,9 +9,8 @@ function parseDay(value: unknown): string {
     const round = new Date(`${value}T00:00:00Z`).toISOString().slice(0, 10);
     if (round === value) return value;
   }
-  throw new GraphQLError(`Date must be a calendar day as YYYY-MM-DD, got ${JSON.stringify(value)}`, {
-    extensions: { code: "BAD_USER_INPUT" },
-  });
+  // Built with Yoga's helper so it is the same GraphQLError class Yoga's masking recognises.
+  throw badInput(`Date must be a calendar day as YYYY-MM-DD, got ${JSON.stringify(value)}`);
 }
 
 builder.scalarType("Date", {
@@ -26,7 +26,7 @@ builder.scalarType("DateTime", {
   parseValue: (v) => {
     const d = new Date(v as string);
     if (typeof v !== "string" || Number.isNaN(d.getTime())) {
-      throw new GraphQLError("DateTime must be an ISO-8601 string", { extensions: { code: "BAD_USER_INPUT" } });
+      throw badInput("DateTime must be an ISO-8601 string");
     }
     return d;
   },
