@@ -109,7 +109,7 @@ builder.queryFields((t) => ({
     },
     totalCount: (_conn, args, ctx) => ctx.db.keyword.count({ where: keywordsWhere(args, ctx) }),
     resolve: (query, _root, args, ctx) => ctx.db.keyword.findMany({ ...query, where: keywordsWhere(args, ctx) }),
-  }),
+  }, { name: "KeywordConnection" }, { name: "KeywordEdge" }),
   keyword: t.prismaField({
     type: "Keyword",
     nullable: true,
