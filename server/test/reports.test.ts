@@ -44,6 +44,16 @@ describe.each(await testProviders())("reports on %s", (provider) => {
     ]);
   });
 
+  it("the same page reported by 20 concurrent retries is stored and counted once", async () => {
+    await s.importKeywords("qcwy", ["重庆"], ["并发"]);
+    const c = await claimOne("qcwy");
+    const results = await Promise.all(Array.from({ length: 20 }, () => report(c.keyword.id, c.leaseToken, 1, 17)));
+    expect(results.every((r) => !r.errors)).toBe(true);
+    const kw = await s.app.services.database.reader.keyword.findUniqueOrThrow({ where: { id: Number(c.keyword.id) } });
+    expect(kw).toMatchObject({ jobsFound: 17, pagesCrawled: 1, lastCompletedPage: 1 });
+    expect(await s.app.services.database.reader.pageReport.count({ where: { keywordId: kw.id } })).toBe(1);
+  });
+
   it("reaching the last page completes the keyword: min(totalPages, maxPages)", async () => {
     await s.importKeywords("zhilian", ["西安"], ["运维"]);
     const c = await claimOne("zhilian");

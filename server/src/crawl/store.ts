@@ -91,6 +91,9 @@ export class CrawlStore {
       const today = this.calendar.today();
       try {
         const result = await this.db.writer.$transaction(async (tx) => {
+          // PostgreSQL: take the row lock first, so concurrent events on one keyword queue here
+          // rather than all losing the compare-and-set but one. (SQLite transactions are serial.)
+          if (this.db.provider === "postgres") await tx.$queryRaw`SELECT 1 FROM "Keyword" WHERE "id" = ${keywordId} FOR UPDATE`;
           const kw = await tx.keyword.findUnique({ where: { id: keywordId }, include: { source: true } });
           if (!kw) throw notFound(`keyword ${keywordId} does not exist`);
           const { source, ...row } = kw;
