@@ -6,10 +6,9 @@
 //     one transaction per operation, no GraphQL, no HTTP;
 //   - the HTTP + GraphQL floor: a bare Yoga server answering a no-op mutation.
 // Prints a table with the ratios and writes bench/results.json. Never asserts a speed.
-import { mkdtempSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, writeFileSync } from "node:fs";
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { performance } from "node:perf_hooks";
 import { Command, InvalidArgumentError } from "commander";
@@ -21,6 +20,7 @@ import { buildApp } from "../server/src/app.ts";
 import { createToken, Role } from "../server/src/auth/tokens.ts";
 import { crossProduct, importKeywords } from "../server/src/keywords/import.ts";
 import { migrate } from "../server/src/db/migrate.ts";
+import { createTestDatabase } from "../server/test/databases.ts";
 
 const int = (v: string) => {
   const n = Number(v);
@@ -42,7 +42,6 @@ if (opts.db !== "sqlite" && opts.db !== "postgres") throw new InvalidArgumentErr
 const KEYWORDS = opts.keywords ?? (opts.quick ? 200 : 4000);
 const PAGES = opts.pages ?? (opts.quick ? 2 : 5);
 const C = opts.concurrency;
-const PG_ADMIN = process.env.TEST_POSTGRES_URL ?? "postgres://postgres@127.0.0.1:5432/postgres";
 
 interface Row {
   what: string;
@@ -91,28 +90,7 @@ async function post(url: string, token: string | null, query: string, variables:
   return body.data;
 }
 
-async function freshDatabase(): Promise<{ url: string; drop: () => Promise<void> }> {
-  if (opts.db === "sqlite") {
-    const dir = mkdtempSync(join(tmpdir(), "ccp-bench-"));
-    return { url: `file:${join(dir, "crawl.db")}`, drop: async () => rmSync(dir, { recursive: true, force: true }) };
-  }
-  const name = `ccp_bench_${Date.now()}`;
-  const admin = new pg.Client({ connectionString: PG_ADMIN });
-  await admin.connect();
-  await admin.query(`CREATE DATABASE "${name}"`);
-  await admin.end();
-  const u = new URL(PG_ADMIN);
-  u.pathname = `/${name}`;
-  return {
-    url: u.toString(),
-    drop: async () => {
-      const c = new pg.Client({ connectionString: PG_ADMIN });
-      await c.connect();
-      await c.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
-      await c.end();
-    },
-  };
-}
+const freshDatabase = () => createTestDatabase(opts.db as "sqlite" | "postgres");
 
 /** The whole stack: claims then page reports over HTTP. */
 async function benchStack() {
