@@ -4,10 +4,11 @@
 // keyword's crawl state.
 import { randomBytes } from "node:crypto";
 import type { Database, Tx } from "../db/client.ts";
-import { type Keyword, Prisma, type Source } from "../../../generated/sqlite/client.ts";
+import type { Keyword, Source } from "../../../generated/sqlite/client.ts";
 import { apiError, ErrorCode, notFound } from "../errors.ts";
 import type { CrawlCalendar } from "./crawl-day.ts";
 import { type Accepted, type CrawlEventInput, CrawlStatus, decide, type KeywordPatch } from "./rules.ts";
+import * as sql from "./sql.ts";
 
 export interface Claim {
   keyword: Keyword;
@@ -55,23 +56,14 @@ export class CrawlStore {
   /** Write one accepted decision: CAS update, page report, event. Throws CasConflict if raced. */
   private async apply(tx: Tx, kw: Keyword, d: Accepted, crawlerId: string, today: string, now: Date): Promise<Keyword> {
     if (Object.keys(d.patch).length === 0) return kw;
-    const { count } = await tx.keyword.updateMany({
-      where: { id: kw.id, version: kw.version },
-      data: { ...d.patch, version: { increment: 1 } },
-    });
-    if (count !== 1) throw new CasConflict();
+    const provider = this.db.provider;
+    if ((await sql.updateKeyword(tx, provider, kw.id, kw.version, d.patch, now)) !== 1) throw new CasConflict();
     if (d.pageReport) {
-      const key = { keywordId_crawlDate_page: { keywordId: kw.id, crawlDate: today, page: d.pageReport.page } };
-      const values = { jobsFound: d.pageReport.jobsFound, crawlerId, reportedAt: now };
-      await tx.pageReport.upsert({
-        where: key,
-        update: values,
-        create: { keywordId: kw.id, sourceId: kw.sourceId, crawlDate: today, page: d.pageReport.page, ...values },
-      });
+      await sql.upsertPageReport(tx, { keywordId: kw.id, sourceId: kw.sourceId, crawlDate: today, ...d.pageReport, crawlerId, at: now });
     }
     if (d.from !== d.to) {
-      await tx.crawlEvent.create({
-        data: { keywordId: kw.id, sourceId: kw.sourceId, crawlDate: today, from: d.from, to: d.to, reason: d.reason, crawlerId, at: now },
+      await sql.insertEvent(tx, provider, {
+        keywordId: kw.id, sourceId: kw.sourceId, crawlDate: today, from: d.from, to: d.to, reason: d.reason, crawlerId, at: now,
       });
     }
     return { ...kw, ...(d.patch as Partial<Keyword>), version: kw.version + 1, updatedAt: now };
@@ -84,30 +76,20 @@ export class CrawlStore {
   private async transition(
     keywordId: number,
     makeEvent: (kw: Keyword, at: { now: Date; today: string }, previousJobsOnPage: number | null) => CrawlEventInput,
-    opts: { page?: number; crawlerIdFromRow?: boolean } = {},
+    opts: { page?: number } = {},
   ): Promise<Keyword> {
     for (let attempt = 1; ; attempt++) {
       const now = this.calendar.now();
       const today = this.calendar.today();
       try {
         const result = await this.db.writer.$transaction(async (tx) => {
-          // PostgreSQL: take the row lock first, so concurrent events on one keyword queue here
-          // rather than all losing the compare-and-set but one. (SQLite transactions are serial.)
-          if (this.db.provider === "postgres") await tx.$queryRaw`SELECT 1 FROM "Keyword" WHERE "id" = ${keywordId} FOR UPDATE`;
-          const kw = await tx.keyword.findUnique({ where: { id: keywordId }, include: { source: true } });
-          if (!kw) throw notFound(`keyword ${keywordId} does not exist`);
-          const { source, ...row } = kw;
-          let previous: number | null = null;
-          if (opts.page !== undefined && Number.isInteger(opts.page)) {
-            const pr = await tx.pageReport.findUnique({
-              where: { keywordId_crawlDate_page: { keywordId, crawlDate: today, page: opts.page } },
-              select: { jobsFound: true },
-            });
-            previous = pr?.jobsFound ?? null;
-          }
-          const d = decide(row, source, makeEvent(row, { now, today }, previous));
+          const page = opts.page !== undefined && Number.isInteger(opts.page) ? opts.page : null;
+          const loaded = await sql.loadKeyword(tx, this.db.provider, keywordId, today, page);
+          if (!loaded) throw notFound(`keyword ${keywordId} does not exist`);
+          const { keyword: row, source, previousJobsOnPage } = loaded;
+          const d = decide(row, source, makeEvent(row, { now, today }, previousJobsOnPage));
           if (!d.ok) throw apiError(d.code, d.message, { keywordId: String(keywordId) });
-          return { kw: await this.apply(tx, row, d, row.crawlerId, today, now), changed: Object.keys(d.patch).length > 0, d };
+          return { kw: await this.apply(tx, row, d, row.crawlerId, today, now), changed: Object.keys(d.patch).length > 0 };
         });
         if (result.changed) this.emit({ sourceId: result.kw.sourceId, keywordIds: [keywordId] });
         return result.kw;
@@ -119,25 +101,6 @@ export class CrawlStore {
   }
 
   /**
-   * Candidates for a claim, in priority order. On PostgreSQL the rows are locked with SKIP LOCKED:
-   * concurrent claimers each take different rows instead of queueing on (or racing for) the same
-   * first one. SQLite runs one write transaction at a time, so a plain read is already exclusive.
-   */
-  private async candidates(tx: Tx, source: Source, today: string, pick: ClaimPick, take: number, skip: Set<number>) {
-    if (this.db.provider === "postgres") {
-      return tx.$queryRaw<Keyword[]>`
-        SELECT * FROM "Keyword" WHERE ${candidateSql(pick, source, today)}
-        ORDER BY "lastRequestedAt" ASC NULLS FIRST, "id" ASC
-        LIMIT ${take} FOR UPDATE SKIP LOCKED`;
-    }
-    return tx.keyword.findMany({
-      where: { ...candidateWhere(pick, source, today), ...(skip.size ? { id: { notIn: [...skip] } } : {}) },
-      orderBy: oldestRequestFirst,
-      take,
-    });
-  }
-
-  /**
    * Claim up to `limit` keywords of a source, atomically: PARTIAL first (resume), then FAILED with
    * retries left, then fresh keywords, least recently requested first.
    */
@@ -145,7 +108,7 @@ export class CrawlStore {
     const now = this.calendar.now();
     const today = this.calendar.today();
     const claims = await this.db.writer.$transaction(async (tx) => {
-      const source = await tx.source.findUnique({ where: { id: sourceId } });
+      const source = await sql.loadSource(tx, sourceId);
       if (!source) throw notFound(`source "${sourceId}" does not exist`);
       if (!source.enabled) return [];
       const claims: Claim[] = [];
@@ -153,10 +116,10 @@ export class CrawlStore {
       // Rounds only repeat when a concurrent claimer won a candidate (PostgreSQL).
       for (let round = 0; round < 3 && claims.length < limit; round++) {
         let raced = false; // a round came up short: try another
-        for (const pick of CLAIM_ORDER) {
+        for (const pick of sql.CLAIM_ORDER) {
           const want = limit - claims.length;
           if (want <= 0) break;
-          const rows = await this.candidates(tx, source, today, pick, want, skip);
+          const rows = await sql.claimCandidates(tx, this.db.provider, source, today, pick, want, [...skip]);
           for (const kw of rows) {
             skip.add(kw.id);
             const leaseToken = newLeaseToken();
@@ -288,35 +251,6 @@ export class CrawlStore {
       this.emit({ sourceId: s.id, keywordIds: [], all: true });
     }
     return changed;
-  }
-}
-
-/** The claim's priority order. */
-const CLAIM_ORDER = ["PARTIAL", "FAILED", "FRESH"] as const;
-type ClaimPick = (typeof CLAIM_ORDER)[number];
-
-const oldestRequestFirst = [{ lastRequestedAt: { sort: "asc" as const, nulls: "first" as const } }, { id: "asc" as const }];
-
-function candidateWhere(pick: ClaimPick, source: Source, today: string) {
-  switch (pick) {
-    case "PARTIAL":
-      return { sourceId: source.id, status: CrawlStatus.PARTIAL, crawlDate: today };
-    case "FAILED":
-      return { sourceId: source.id, status: CrawlStatus.FAILED, crawlDate: today, retryCount: { lt: source.maxRetries } };
-    case "FRESH":
-      return { sourceId: source.id, OR: [{ crawlDate: null }, { crawlDate: { not: today } }] };
-  }
-}
-
-/** The same filters in SQL, for PostgreSQL's row locks. Statuses are constants, inlined. */
-function candidateSql(pick: ClaimPick, source: Source, today: string) {
-  switch (pick) {
-    case "PARTIAL":
-      return Prisma.sql`"sourceId" = ${source.id} AND "status" = 'PARTIAL' AND "crawlDate" = ${today}`;
-    case "FAILED":
-      return Prisma.sql`"sourceId" = ${source.id} AND "status" = 'FAILED' AND "crawlDate" = ${today} AND "retryCount" < ${source.maxRetries}`;
-    case "FRESH":
-      return Prisma.sql`"sourceId" = ${source.id} AND ("crawlDate" IS NULL OR "crawlDate" <> ${today})`;
   }
 }
 
