@@ -130,16 +130,22 @@ export async function buildApp(options: BuildAppOptions = {}): Promise<App> {
     etag: true,
   });
 
+  /** A refusal made before GraphQL sees the request, in GraphQL's error shape. */
+  function refuse(res: ServerResponse, status: number, message: string) {
+    const body = { errors: [{ message, extensions: { code: ErrorCode.BAD_USER_INPUT } }] };
+    res.writeHead(status, { "content-type": "application/json", connection: "close" }).end(JSON.stringify(body));
+  }
+
   function handle(req: IncomingMessage, res: ServerResponse) {
     const path = (req.url ?? "/").split("?")[0]!;
     if (path === yoga.graphqlEndpoint || path.startsWith(`${yoga.graphqlEndpoint}/`)) {
       const length = Number(req.headers["content-length"] ?? 0);
       if (req.method === "POST" && req.headers["content-length"] === undefined) {
-        res.writeHead(411, { "content-type": "text/plain" }).end("Content-Length required\n");
+        refuse(res, 411, "a POST needs a Content-Length header");
         return;
       }
       if (length > config.MAX_BODY_BYTES) {
-        res.writeHead(413, { "content-type": "text/plain" }).end(`Request body over ${config.MAX_BODY_BYTES} bytes\n`);
+        refuse(res, 413, `request body over MAX_BODY_BYTES (${config.MAX_BODY_BYTES} bytes)`);
         req.resume();
         return;
       }
@@ -155,6 +161,9 @@ export async function buildApp(options: BuildAppOptions = {}): Promise<App> {
     });
   }
 
+  const socketToken = (params: Record<string, unknown> | undefined) =>
+    bearer((params?.Authorization ?? params?.authorization ?? params?.token) as string | undefined);
+
   const server: Server = createServer(handle);
   const wss = new WebSocketServer({ server, path: yoga.graphqlEndpoint, maxPayload: config.MAX_BODY_BYTES });
   const wsServer = useServer<Record<string, unknown> | undefined, { principal?: Principal | null }>(
@@ -162,16 +171,20 @@ export async function buildApp(options: BuildAppOptions = {}): Promise<App> {
       execute: (args) => (args.rootValue as any).execute(args),
       subscribe: (args) => (args.rootValue as any).subscribe(args),
       onConnect: async (ctx) => {
-        const p = ctx.connectionParams ?? {};
-        const token = bearer((p.Authorization ?? p.authorization ?? p.token) as string | undefined);
         try {
-          ctx.extra.principal = await principalFor(token);
+          ctx.extra.principal = await principalFor(socketToken(ctx.connectionParams));
         } catch {
           return false; // unknown or revoked token: the socket closes with 4403 Forbidden
         }
         return config.PUBLIC_READS || ctx.extra.principal !== null;
       },
       onSubscribe: async (ctx, _id, params) => {
+        // Checked again per operation: a token revoked while the socket is open stops working.
+        try {
+          ctx.extra.principal = await principalFor(socketToken(ctx.connectionParams));
+        } catch (e) {
+          return [e as GraphQLError];
+        }
         const { schema, execute, subscribe, contextFactory, parse, validate } = yoga.getEnveloped({
           ...ctx,
           req: ctx.extra.request,

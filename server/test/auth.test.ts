@@ -3,16 +3,17 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ClaimKeywordsDocument } from "../../spiders/src/gql/graphql.ts";
 import { hashToken, revokeToken } from "../src/auth/tokens.ts";
 import { snapshot, startServer, type TestServer } from "./harness.ts";
+import { testProviders } from "./databases.ts";
 
 const CLAIM = `mutation { claimKeywords(source: "boss", crawlerId: "auth-test") { leaseToken } }`;
 const IMPORT = `mutation { importKeywords(source: "boss", cities: ["x"], jobs: ["y"]) { created } }`;
 const UPDATE = `mutation { updateSource(id: "boss", input: { maxPages: 4 }) { id } }`;
 const RESET = `mutation { resetKeyword(id: "1") { id } }`;
 
-describe("access control", () => {
+describe.each(await testProviders())("access control on %s", (provider) => {
   let s: TestServer;
   beforeAll(async () => {
-    s = await startServer("sqlite");
+    s = await startServer(provider);
     await s.importKeywords("boss", ["北京"], ["Java"]);
   });
   afterAll(() => s?.close());
@@ -74,6 +75,7 @@ describe("access control", () => {
   it("CSRF: a browser's simple request (GET or form POST without a custom header) is refused", async () => {
     const get = await fetch(`${s.app.url()}?query=${encodeURIComponent("{ sources { id } }")}`);
     expect(get.status).toBeGreaterThanOrEqual(400);
+    expect(((await get.json()) as any).errors[0].extensions.code).toBe("FORBIDDEN");
     const form = await fetch(s.app.url(), {
       method: "POST",
       headers: { "content-type": "application/x-www-form-urlencoded" },
@@ -104,6 +106,25 @@ describe("access control", () => {
     const big = JSON.stringify({ query: `{ sources { id } }`, variables: { pad: "x".repeat(1_100_000) } });
     const r = await fetch(s.app.url(), { method: "POST", headers: { "content-type": "application/json" }, body: big });
     expect(r.status).toBe(413);
+    expect(((await r.json()) as any).errors[0].extensions.code).toBe("BAD_USER_INPUT");
+  });
+
+  it("a token revoked while its socket is open cannot start new subscriptions", async () => {
+    const { createToken, Role } = await import("../src/auth/tokens.ts");
+    const { token, row } = await createToken(s.app.services.database, Role.VIEWER, "socket");
+    const client = s.ws(token);
+    const query = `subscription { crawlStatusDistribution(source: "boss") { total } }`;
+    const first = await new Promise<any>((resolve, reject) => {
+      // Kept open: the socket stays up while the second operation is tried on it.
+      client.subscribe({ query }, { next: resolve, error: reject, complete: () => {} });
+    });
+    expect(first.data.crawlStatusDistribution.total).toBeGreaterThan(0);
+    await revokeToken(s.app.services.database, String(row.id));
+    const second = await new Promise<any>((resolve) => {
+      client.subscribe({ query }, { next: resolve, error: resolve, complete: () => {} });
+    });
+    const errors = Array.isArray(second) ? second : second.errors;
+    expect(errors[0].extensions.code).toBe("UNAUTHENTICATED");
   });
 
   it("a syntax error is GRAPHQL_PARSE_FAILED, an unknown field GRAPHQL_VALIDATION_FAILED", async () => {

@@ -1,7 +1,7 @@
 // Every error a client can get carries `extensions.code`. graphql-js leaves codes off the errors it
 // makes itself (syntax, validation, variable coercion) and so do graphql-armor's limits; this
 // plugin names them, before Yoga's error masking sees them.
-import { type GraphQLError, Kind } from "graphql";
+import type { GraphQLError } from "graphql";
 import { createGraphQLError, isAsyncIterable, type Plugin } from "graphql-yoga";
 import { ErrorCode } from "../errors.ts";
 
@@ -23,6 +23,13 @@ function withCode(error: GraphQLError, code: string): GraphQLError {
   });
 }
 
+/** Keep the HTTP status Yoga chose for the original error. */
+function withStatus(tagged: GraphQLError, original: GraphQLError): GraphQLError {
+  const http = original.extensions?.http;
+  if (http) (tagged.extensions as Record<string, unknown>).http = http;
+  return tagged;
+}
+
 function codeFor(error: GraphQLError, fallback: string): string {
   if (LIMIT.test(error.message)) return ErrorCode.BAD_USER_INPUT;
   if (error.message.startsWith('Variable "$')) return ErrorCode.BAD_USER_INPUT;
@@ -38,8 +45,6 @@ export function useErrorCodes(): Plugin {
         if (result instanceof Error) {
           const e = result as GraphQLError;
           replaceParseResult(withCode(e, codeFor(e, GraphQLErrorCode.PARSE_FAILED)) as never);
-        } else if (result && (result as { kind?: string }).kind !== Kind.DOCUMENT) {
-          // not a document: leave it
         }
       };
     },
@@ -47,6 +52,23 @@ export function useErrorCodes(): Plugin {
       return ({ result, setResult }) => {
         if (result.length) setResult(result.map((e) => withCode(e, codeFor(e, GraphQLErrorCode.VALIDATION_FAILED))));
       };
+    },
+    // Last stop before the response: refusals made before parsing (CSRF, malformed requests) get
+    // a code too — FORBIDDEN for the CSRF check (HTTP 403), BAD_USER_INPUT otherwise.
+    onResultProcess({ result, setResult }) {
+      if (isAsyncIterable(result)) return;
+      const tag = (r: { errors?: readonly GraphQLError[] }) => {
+        if (!r.errors?.some((e) => !e.extensions?.code)) return r;
+        return {
+          ...r,
+          errors: r.errors.map((e) => {
+            const status = (e.extensions?.http as { status?: number } | undefined)?.status;
+            const code = status === 403 ? ErrorCode.FORBIDDEN : codeFor(e, ErrorCode.BAD_USER_INPUT);
+            return e.extensions?.code ? e : withStatus(withCode(e, code), e);
+          }),
+        };
+      };
+      setResult(Array.isArray(result) ? result.map(tag) : tag(result as never));
     },
     onExecute() {
       return {
