@@ -35,6 +35,7 @@ import { Scheduler } from "./jobs/scheduler.ts";
 import { staleSweep } from "./jobs/stale-sweep.ts";
 import { useErrorCodes } from "./http/use-error-codes.ts";
 import { createLogger } from "./log.ts";
+import { Metrics } from "./metrics.ts";
 import { schema } from "./schema/index.ts";
 
 export interface BuildAppOptions {
@@ -81,8 +82,23 @@ export async function buildApp(options: BuildAppOptions = {}): Promise<App> {
   const services: Services = { config, database, calendar, store, bus, distribution, log };
   const verifier = new TokenVerifier(database);
 
+  const metrics = new Metrics({
+    subscriptions: () => distribution.subscriberCount(),
+    keywordsByStatus: async () => {
+      const rows = [];
+      for (const s of await database.reader.source.findMany({ select: { id: true } })) {
+        const st = await crawlStats(database, calendar, s.id);
+        for (const [status, n] of Object.entries(st.byStatus)) rows.push({ source: s.id, status: status.toUpperCase(), n });
+      }
+      return rows;
+    },
+  });
+
   // Store → bus (shared across instances when the bus is) → this instance's live feeds.
-  store.onChange((change) => void bus.publish("crawlChanged", change));
+  store.onChange((change) => {
+    metrics.record(change);
+    void bus.publish("crawlChanged", change);
+  });
   const changes = bus.subscribe("crawlChanged");
   void (async () => {
     for await (const change of changes) distribution.changed(change.sourceId);
@@ -109,6 +125,7 @@ export async function buildApp(options: BuildAppOptions = {}): Promise<App> {
     renderGraphiQL,
     cors: { origin: config.CORS_ORIGINS ? config.CORS_ORIGINS.split(",").map((s) => s.trim()) : [], credentials: false },
     plugins: [
+      metrics.plugin(),
       useErrorCodes(),
       useCSRFPrevention({ requestHeaders: ["x-graphql-yoga-csrf", "authorization"] }),
       maxTokensPlugin({ n: 2000 }),
@@ -150,6 +167,16 @@ export async function buildApp(options: BuildAppOptions = {}): Promise<App> {
         return;
       }
       void yoga.requestListener(req, res);
+      return;
+    }
+    if (path === "/metrics") {
+      metrics.registry.metrics().then(
+        (text) => res.writeHead(200, { "content-type": metrics.registry.contentType }).end(text),
+        (err) => {
+          log.error({ err }, "metrics collection failed");
+          res.writeHead(500).end();
+        },
+      );
       return;
     }
     if (path === "/healthz") {

@@ -17,13 +17,29 @@ export interface Claim {
   resumed: boolean;
 }
 
-/** What changed, for subscribers: keywords touched per source. */
+export interface Transition {
+  from: CrawlStatus;
+  to: CrawlStatus;
+  reason: string;
+}
+
+/** What one committed transaction changed, for subscribers and metrics. */
 export interface CrawlChange {
   sourceId: string;
   keywordIds: number[];
+  /** Status changes, as logged in CrawlEvent. */
+  transitions?: Transition[];
+  /** Page reports written. */
+  pageReports?: number;
   /** true for sweeping changes (rollover) that touch more than the listed keywords. */
   all?: boolean;
 }
+
+/** Collects what a transaction wrote; emitted only after it commits. */
+function journal(sourceId: string): Required<Omit<CrawlChange, "all">> {
+  return { sourceId, keywordIds: [], transitions: [], pageReports: 0 };
+}
+type Journal = ReturnType<typeof journal>;
 
 export type ChangeListener = (change: CrawlChange) => void;
 
@@ -54,7 +70,7 @@ export class CrawlStore {
   }
 
   /** Write one accepted decision: CAS update, page report, event. Throws CasConflict if raced. */
-  private async apply(tx: Tx, kw: Keyword, d: Accepted, crawlerId: string, today: string, now: Date): Promise<Keyword> {
+  private async apply(tx: Tx, kw: Keyword, d: Accepted, crawlerId: string, today: string, now: Date, log: Journal): Promise<Keyword> {
     if (Object.keys(d.patch).length === 0) return kw;
     const provider = this.db.provider;
     if ((await sql.updateKeyword(tx, provider, kw.id, kw.version, d.patch, now)) !== 1) throw new CasConflict();
@@ -66,6 +82,9 @@ export class CrawlStore {
         keywordId: kw.id, sourceId: kw.sourceId, crawlDate: today, from: d.from, to: d.to, reason: d.reason, crawlerId, at: now,
       });
     }
+    log.keywordIds.push(kw.id);
+    if (d.pageReport) log.pageReports++;
+    if (d.from !== d.to) log.transitions.push({ from: d.from, to: d.to, reason: d.reason });
     return { ...kw, ...(d.patch as Partial<Keyword>), version: kw.version + 1, updatedAt: now };
   }
 
@@ -89,9 +108,10 @@ export class CrawlStore {
           const { keyword: row, source, previousJobsOnPage } = loaded;
           const d = decide(row, source, makeEvent(row, { now, today }, previousJobsOnPage));
           if (!d.ok) throw apiError(d.code, d.message, { keywordId: String(keywordId) });
-          return { kw: await this.apply(tx, row, d, row.crawlerId, today, now), changed: Object.keys(d.patch).length > 0 };
+          const log = journal(row.sourceId);
+          return { kw: await this.apply(tx, row, d, row.crawlerId, today, now, log), log };
         });
-        if (result.changed) this.emit({ sourceId: result.kw.sourceId, keywordIds: [keywordId] });
+        if (result.log.keywordIds.length) this.emit(result.log);
         return result.kw;
       } catch (e) {
         if (e instanceof CasConflict && attempt < MAX_ATTEMPTS) continue;
@@ -107,6 +127,7 @@ export class CrawlStore {
   async claim(sourceId: string, crawlerId: string, limit: number): Promise<Claim[]> {
     const now = this.calendar.now();
     const today = this.calendar.today();
+    const log = journal(sourceId);
     const claims = await this.db.writer.$transaction(async (tx) => {
       const source = await sql.loadSource(tx, sourceId);
       if (!source) throw notFound(`source "${sourceId}" does not exist`);
@@ -126,7 +147,7 @@ export class CrawlStore {
             const d = decide(kw, source, { type: "CLAIM", crawlerId, leaseToken, now, today });
             if (!d.ok) continue;
             try {
-              const keyword = await this.apply(tx, kw, d, crawlerId, today, now);
+              const keyword = await this.apply(tx, kw, d, crawlerId, today, now, log);
               if (d.to !== CrawlStatus.CRAWLING) {
                 raced = true; // finished on the spot, not leased: look for another
                 continue;
@@ -142,7 +163,7 @@ export class CrawlStore {
       }
       return claims;
     });
-    if (claims.length) this.emit({ sourceId, keywordIds: claims.map((c) => c.keyword.id) });
+    if (log.keywordIds.length) this.emit(log);
     return claims;
   }
 
@@ -207,22 +228,21 @@ export class CrawlStore {
             orderBy: { id: "asc" },
             take: SWEEP_BATCH,
           });
-          const ids: number[] = [];
+          const log = journal(source.id);
           for (const kw of rows) {
             const d = decide(kw, source, { type, now, today });
             if (!d.ok) continue;
             try {
-              await this.apply(tx, kw, d, kw.crawlerId, today, now);
-              ids.push(kw.id);
+              await this.apply(tx, kw, d, kw.crawlerId, today, now, log);
             } catch (e) {
               if (!(e instanceof CasConflict)) throw e; // someone else just changed it: not ours
             }
           }
-          return { last: rows.at(-1)?.id, ids, full: rows.length === SWEEP_BATCH };
+          return { last: rows.at(-1)?.id, log, full: rows.length === SWEEP_BATCH };
         });
-        if (batch.ids.length) {
-          changed.set(source.id, (changed.get(source.id) ?? 0) + batch.ids.length);
-          this.emit({ sourceId: source.id, keywordIds: batch.ids });
+        if (batch.log.keywordIds.length) {
+          changed.set(source.id, (changed.get(source.id) ?? 0) + batch.log.keywordIds.length);
+          this.emit(batch.log);
         }
         if (!batch.full || batch.last === undefined) break;
         afterId = batch.last;

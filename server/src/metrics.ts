@@ -1,0 +1,95 @@
+// Prometheus metrics at /metrics: what the state machine does (claims, page reports, transitions
+// by source and state, sweeps), how long GraphQL operations take, live subscriptions, and the
+// keywords per status right now (read at scrape time, from the same index-backed stats query).
+import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from "prom-client";
+import type { Plugin } from "graphql-yoga";
+import { type DocumentNode, Kind, type OperationDefinitionNode } from "graphql";
+import type { CrawlChange } from "./crawl/store.ts";
+
+export class Metrics {
+  readonly registry = new Registry();
+
+  private transitions = new Counter({
+    name: "crawl_transitions_total",
+    help: "Keyword status transitions, as logged in CrawlEvent.",
+    labelNames: ["source", "from", "to", "reason"] as const,
+    registers: [this.registry],
+  });
+  private pageReports = new Counter({
+    name: "crawl_page_reports_total",
+    help: "Page reports stored (a repeated page counts again here, once in jobsFound).",
+    labelNames: ["source"] as const,
+    registers: [this.registry],
+  });
+  private claims = new Counter({
+    name: "crawl_claims_total",
+    help: "Keywords leased to crawlers (fresh, resumed and retried).",
+    labelNames: ["source", "kind"] as const,
+    registers: [this.registry],
+  });
+  private swept = new Counter({
+    name: "crawl_sweep_keywords_total",
+    help: "Keywords changed by the scheduled jobs.",
+    labelNames: ["job", "source"] as const,
+    registers: [this.registry],
+  });
+  readonly operations = new Histogram({
+    name: "graphql_operation_duration_seconds",
+    help: "GraphQL operations over HTTP, by root field (e.g. claimKeywords).",
+    labelNames: ["field", "type", "outcome"] as const,
+    buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
+    registers: [this.registry],
+  });
+
+  constructor(opts: { subscriptions: () => number; keywordsByStatus: () => Promise<{ source: string; status: string; n: number }[]> }) {
+    collectDefaultMetrics({ register: this.registry });
+    new Gauge({
+      name: "graphql_ws_subscriptions",
+      help: "crawlStatusDistribution subscribers on this instance.",
+      registers: [this.registry],
+      collect() {
+        this.set(opts.subscriptions());
+      },
+    });
+    new Gauge({
+      name: "crawl_keywords",
+      help: "Keywords per source and status for today's crawl day.",
+      labelNames: ["source", "status"] as const,
+      registers: [this.registry],
+      async collect() {
+        this.reset();
+        for (const r of await opts.keywordsByStatus()) this.set({ source: r.source, status: r.status }, r.n);
+      },
+    });
+  }
+
+  /** Count what a committed transaction of the crawl store did. */
+  record(change: CrawlChange): void {
+    for (const t of change.transitions ?? []) {
+      this.transitions.inc({ source: change.sourceId, from: t.from, to: t.to, reason: t.reason });
+      if (t.to === "CRAWLING") this.claims.inc({ source: change.sourceId, kind: t.reason });
+      if (t.reason === "stale" || t.reason === "rollover") this.swept.inc({ job: t.reason, source: change.sourceId });
+    }
+    if (change.pageReports) this.pageReports.inc({ source: change.sourceId }, change.pageReports);
+  }
+
+  /** Yoga plugin timing each operation by its first root field. */
+  plugin(): Plugin {
+    const histogram = this.operations;
+    return {
+      onExecute({ args }) {
+        const doc = args.document as DocumentNode;
+        const op = doc.definitions.find((d): d is OperationDefinitionNode => d.kind === Kind.OPERATION_DEFINITION);
+        const first = op?.selectionSet.selections.find((sel) => sel.kind === Kind.FIELD);
+        const field = first && first.kind === Kind.FIELD ? first.name.value : "unknown";
+        const end = histogram.startTimer({ field, type: op?.operation ?? "unknown" });
+        return {
+          onExecuteDone({ result }) {
+            const failed = "errors" in result && Boolean((result as { errors?: unknown[] }).errors?.length);
+            end({ outcome: failed ? "error" : "ok" });
+          },
+        };
+      },
+    };
+  }
+}
