@@ -5,6 +5,7 @@ import type { TypedDocumentNode } from "@graphql-typed-document-node/core";
 import { createClient, type Client } from "graphql-ws";
 import WebSocket from "ws";
 import { pino } from "pino";
+import { Prisma } from "../../generated/sqlite/client.ts";
 import { type App, buildApp } from "../src/app.ts";
 import { createToken, Role } from "../src/auth/tokens.ts";
 import type { Config } from "../src/config.ts";
@@ -130,4 +131,12 @@ export async function snapshot(server: TestServer) {
     db.source.findMany({ orderBy: { id: "asc" } }),
   ]);
   return { keywords, reports, events, sources };
+}
+
+/** Make a keyword look silent for `seconds` (as if its spider died that long ago). */
+export async function ageHeartbeat(server: TestServer, keywordId: string, seconds: number) {
+  const at = new Date(server.app.services.calendar.now().getTime() - seconds * 1000);
+  await server.app.services.database.transaction((tx) =>
+    tx.execute(Prisma.sql`UPDATE "Keyword" SET "heartbeatAt" = ${at} WHERE "id" = ${Number(keywordId)}`),
+  );
 }

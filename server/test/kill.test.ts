@@ -32,7 +32,7 @@ describe.each(await testProviders())("server killed under load on %s", (provider
     tdb = await createTestDatabase(provider);
     await migrate(tdb.url);
     db = await openDatabase(tdb.url);
-    await seedSources(db.writer);
+    await seedSources(db);
     await importKeywords(db, "qcwy", crossProduct(cities(100), ["kill"]));
     token = (await createToken(db, Role.SPIDER, "killer")).token;
   });

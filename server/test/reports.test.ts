@@ -7,7 +7,7 @@ import {
   ReportCrawlCompleteDocument,
   ReportPageProgressDocument,
 } from "../../spiders/src/gql/graphql.ts";
-import { snapshot, startServer, type TestServer } from "./harness.ts";
+import { ageHeartbeat, snapshot, startServer, type TestServer } from "./harness.ts";
 import { testProviders } from "./databases.ts";
 
 describe.each(await testProviders())("reports on %s", (provider) => {
@@ -86,9 +86,7 @@ describe.each(await testProviders())("reports on %s", (provider) => {
     const a = await claimOne("qcwy", "spider-a");
     await report(a.keyword.id, a.leaseToken, 1, 10);
     // spider-a goes quiet; the keyword is swept to PARTIAL and spider-b resumes it.
-    await s.app.services.database.writer.$transaction((tx) =>
-      tx.keyword.update({ where: { id: Number(a.keyword.id) }, data: { heartbeatAt: new Date(Date.now() - 3600_000) } }),
-    );
+    await ageHeartbeat(s, a.keyword.id, 3600);
     expect(await s.app.runJob("stale-sweep")).toBeGreaterThanOrEqual(1);
     const b = await claimOne("qcwy", "spider-b");
     expect(b.keyword.id).toBe(a.keyword.id);
@@ -115,9 +113,7 @@ describe.each(await testProviders())("reports on %s", (provider) => {
   it("a swept keyword's own spider also gets LEASE_LOST before anyone re-claims it", async () => {
     await s.importKeywords("zhilian", ["长沙"], ["设计"]);
     const a = await claimOne("zhilian");
-    await s.app.services.database.writer.$transaction((tx) =>
-      tx.keyword.update({ where: { id: Number(a.keyword.id) }, data: { heartbeatAt: new Date(Date.now() - 3600_000) } }),
-    );
+    await ageHeartbeat(s, a.keyword.id, 3600);
     await s.app.runJob("stale-sweep");
     expect((await report(a.keyword.id, a.leaseToken, 1, 1)).errors?.[0]?.extensions?.code).toBe("LEASE_LOST");
   });

@@ -1,8 +1,8 @@
 // API tokens: random, shown once, stored as SHA-256. A token is high-entropy, so a fast hash is
 // the right tool (no password stretching needed) and lets every request be checked cheaply.
 import { createHash, randomBytes } from "node:crypto";
-import type { Database } from "../db/client.ts";
-import type { ApiToken } from "../../../generated/sqlite/client.ts";
+import { type Database, enumParam } from "../db/client.ts";
+import { type ApiToken, Prisma } from "../../../generated/sqlite/client.ts";
 import { Role } from "../../../generated/sqlite/enums.ts";
 
 export { Role };
@@ -26,10 +26,13 @@ export function parseRole(value: string): Role | null {
 
 export async function createToken(db: Database, role: Role, name: string) {
   const token = TOKEN_PREFIX + randomBytes(32).toString("base64url");
-  const row = await db.writer.$transaction((tx) =>
-    tx.apiToken.create({ data: { name, role, tokenHash: hashToken(token), prefix: token.slice(0, 12) } }),
+  const now = new Date();
+  const [row] = await db.transaction((tx) =>
+    tx.query<ApiToken>(Prisma.sql`
+      INSERT INTO "ApiToken" ("name", "role", "tokenHash", "prefix", "createdAt")
+      VALUES (${name}, ${enumParam(db.provider, "Role", role)}, ${hashToken(token)}, ${token.slice(0, 12)}, ${now}) RETURNING *`),
   );
-  return { token, row };
+  return { token, row: row! };
 }
 
 export async function listTokens(db: Database) {
@@ -38,11 +41,10 @@ export async function listTokens(db: Database) {
 
 /** Revoke by id or by the token's printed prefix; returns how many were revoked. */
 export async function revokeToken(db: Database, idOrPrefix: string, at = new Date()) {
-  const where = /^\d+$/.test(idOrPrefix) ? { id: Number(idOrPrefix) } : { prefix: idOrPrefix };
-  const { count } = await db.writer.$transaction((tx) =>
-    tx.apiToken.updateMany({ where: { ...where, revokedAt: null }, data: { revokedAt: at } }),
+  const match = /^\d+$/.test(idOrPrefix) ? Prisma.sql`"id" = ${Number(idOrPrefix)}` : Prisma.sql`"prefix" = ${idOrPrefix}`;
+  return db.transaction((tx) =>
+    tx.execute(Prisma.sql`UPDATE "ApiToken" SET "revokedAt" = ${at} WHERE ${match} AND "revokedAt" IS NULL`),
   );
-  return count;
 }
 
 export class TokenVerifier {
@@ -60,8 +62,8 @@ export class TokenVerifier {
     if (now - (this.touched.get(row.id) ?? 0) > TOUCH_INTERVAL_MS) {
       this.touched.set(row.id, now);
       // Best effort: a failed bookkeeping write must not fail the request.
-      this.db.writer
-        .$transaction((tx) => tx.apiToken.update({ where: { id: row.id }, data: { lastUsedAt: new Date(now) } }))
+      this.db
+        .transaction((tx) => tx.execute(Prisma.sql`UPDATE "ApiToken" SET "lastUsedAt" = ${new Date(now)} WHERE "id" = ${row.id}`))
         .catch(() => {});
     }
     return { tokenId: row.id, name: row.name, role: row.role };

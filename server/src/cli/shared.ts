@@ -9,7 +9,7 @@ export async function openCliDatabase(): Promise<Database> {
   const config = parseConfig();
   await migrate(config.DATABASE_URL);
   const db = await openDatabase(config.DATABASE_URL);
-  await seedSources(db.writer);
+  await seedSources(db);
   return db;
 }
 

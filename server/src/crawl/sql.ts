@@ -1,14 +1,12 @@
 // The state machine's SQL, one statement per function, for both databases. Raw statements rather
 // than Prisma's query builder: the hot path (claim, page report) is a handful of statements per
-// request, and each typed Prisma query costs ~2.5× a raw one. Column and enum names are constants
-// from this file; every value is a bound parameter.
+// request, and a typed Prisma query costs far more than the statement itself. Column and enum
+// names are constants from this file; every value is a bound parameter.
 import { type Keyword, Prisma, type Source } from "../../../generated/sqlite/client.ts";
-import type { Provider, Tx } from "../db/client.ts";
+import { enumParam, type Provider, type SqlTx } from "../db/client.ts";
 import type { CrawlStatus, KeywordPatch } from "./rules.ts";
 
-/** An enum value: PostgreSQL needs the cast, SQLite stores text. */
-const status = (provider: Provider, value: CrawlStatus) =>
-  provider === "postgres" ? Prisma.sql`${value}::"CrawlStatus"` : Prisma.sql`${value}`;
+const status = (provider: Provider, value: CrawlStatus) => enumParam(provider, "CrawlStatus", value);
 
 const PATCHABLE = new Set<keyof KeywordPatch>([
   "status",
@@ -39,17 +37,17 @@ export interface LoadedKeyword {
  * queue instead of all but one losing the compare-and-set; SQLite runs one write transaction at a
  * time anyway.
  */
-export async function loadKeyword(tx: Tx, provider: Provider, keywordId: number, today: string, page: number | null) {
+export async function loadKeyword(tx: SqlTx, provider: Provider, keywordId: number, today: string, page: number | null) {
   // Lock in a statement of its own: under READ COMMITTED a statement that waited for the lock
   // re-reads the locked row but not the rows joined to it, so the page report must be read after.
-  if (provider === "postgres") await tx.$queryRaw`SELECT 1 FROM "Keyword" WHERE "id" = ${keywordId} FOR UPDATE`;
-  const rows = await tx.$queryRaw<(Keyword & { s_maxPages: number; s_maxRetries: number; s_stale: number; p_jobs: number | null })[]>`
+  if (provider === "postgres") await tx.query(Prisma.sql`SELECT 1 FROM "Keyword" WHERE "id" = ${keywordId} FOR UPDATE`);
+  const rows = await tx.query<Keyword & { s_maxPages: number; s_maxRetries: number; s_stale: number; p_jobs: number | null }>(Prisma.sql`
     SELECT k.*, s."maxPages" AS "s_maxPages", s."maxRetries" AS "s_maxRetries", s."staleAfterSeconds" AS "s_stale",
            p."jobsFound" AS "p_jobs"
       FROM "Keyword" k
       JOIN "Source" s ON s."id" = k."sourceId"
       LEFT JOIN "PageReport" p ON p."keywordId" = k."id" AND p."crawlDate" = ${today} AND p."page" = ${page ?? 0}
-     WHERE k."id" = ${keywordId}`;
+     WHERE k."id" = ${keywordId}`);
   const row = rows[0];
   if (!row) return null;
   const { s_maxPages, s_maxRetries, s_stale, p_jobs, ...keyword } = row;
@@ -61,42 +59,42 @@ export async function loadKeyword(tx: Tx, provider: Provider, keywordId: number,
 }
 
 /** Compare-and-set: writes `patch` only if the row still has `version`. Returns rows changed (0 or 1). */
-export function updateKeyword(tx: Tx, provider: Provider, id: number, version: number, patch: KeywordPatch, now: Date) {
+export function updateKeyword(tx: SqlTx, provider: Provider, id: number, version: number, patch: KeywordPatch, now: Date) {
   const sets = Object.entries(patch).map(([column, value]) => {
     if (!PATCHABLE.has(column as keyof KeywordPatch)) throw new Error(`not a crawl-state column: ${column}`);
     const v = column === "status" ? status(provider, value as CrawlStatus) : Prisma.sql`${value}`;
     return Prisma.sql`${Prisma.raw(`"${column}"`)} = ${v}`;
   });
-  return tx.$executeRaw`
+  return tx.execute(Prisma.sql`
     UPDATE "Keyword" SET ${Prisma.join(sets)}, "version" = "version" + 1, "updatedAt" = ${now}
-     WHERE "id" = ${id} AND "version" = ${version}`;
+     WHERE "id" = ${id} AND "version" = ${version}`);
 }
 
 /** Record a page of a crawl day; a repeat of the page replaces its count (counted once). */
 export function upsertPageReport(
-  tx: Tx,
+  tx: SqlTx,
   r: { keywordId: number; sourceId: string; crawlDate: string; page: number; jobsFound: number; crawlerId: string; at: Date },
 ) {
-  return tx.$executeRaw`
+  return tx.execute(Prisma.sql`
     INSERT INTO "PageReport" ("keywordId", "sourceId", "crawlDate", "page", "jobsFound", "crawlerId", "reportedAt")
     VALUES (${r.keywordId}, ${r.sourceId}, ${r.crawlDate}, ${r.page}, ${r.jobsFound}, ${r.crawlerId}, ${r.at})
     ON CONFLICT ("keywordId", "crawlDate", "page")
-    DO UPDATE SET "jobsFound" = ${r.jobsFound}, "crawlerId" = ${r.crawlerId}, "reportedAt" = ${r.at}`;
+    DO UPDATE SET "jobsFound" = ${r.jobsFound}, "crawlerId" = ${r.crawlerId}, "reportedAt" = ${r.at}`);
 }
 
 export function insertEvent(
-  tx: Tx,
+  tx: SqlTx,
   provider: Provider,
   e: { keywordId: number; sourceId: string; crawlDate: string; from: CrawlStatus; to: CrawlStatus; reason: string; crawlerId: string; at: Date },
 ) {
-  return tx.$executeRaw`
+  return tx.execute(Prisma.sql`
     INSERT INTO "CrawlEvent" ("keywordId", "sourceId", "crawlDate", "from", "to", "reason", "crawlerId", "at")
     VALUES (${e.keywordId}, ${e.sourceId}, ${e.crawlDate}, ${status(provider, e.from)}, ${status(provider, e.to)},
-            ${e.reason}, ${e.crawlerId}, ${e.at})`;
+            ${e.reason}, ${e.crawlerId}, ${e.at})`);
 }
 
-export async function loadSource(tx: Tx, id: string): Promise<Source | null> {
-  const rows = await tx.$queryRaw<Source[]>`SELECT * FROM "Source" WHERE "id" = ${id}`;
+export async function loadSource(tx: SqlTx, id: string): Promise<Source | null> {
+  const rows = await tx.query<Source>(Prisma.sql`SELECT * FROM "Source" WHERE "id" = ${id}`);
   const s = rows[0];
   return s ? { ...s, enabled: Boolean(s.enabled) } : null;
 }
@@ -121,11 +119,11 @@ function candidateFilter(pick: ClaimPick, source: Source, today: string) {
  * On PostgreSQL the rows are locked with SKIP LOCKED: concurrent claimers each take different
  * rows instead of queueing on the same first one. SQLite's single writer makes a read exclusive.
  */
-export function claimCandidates(tx: Tx, provider: Provider, source: Source, today: string, pick: ClaimPick, take: number, skip: number[]) {
+export function claimCandidates(tx: SqlTx, provider: Provider, source: Source, today: string, pick: ClaimPick, take: number, skip: number[]) {
   const notIn = skip.length ? Prisma.sql`AND "id" NOT IN (${Prisma.join(skip)})` : Prisma.empty;
   const lock = provider === "postgres" ? Prisma.sql`FOR UPDATE SKIP LOCKED` : Prisma.empty;
-  return tx.$queryRaw<Keyword[]>`
+  return tx.query<Keyword>(Prisma.sql`
     SELECT * FROM "Keyword" WHERE ${candidateFilter(pick, source, today)} ${notIn}
      ORDER BY "lastRequestedAt" ASC NULLS FIRST, "id" ASC
-     LIMIT ${take} ${lock}`;
+     LIMIT ${take} ${lock}`);
 }

@@ -3,8 +3,8 @@
 // transaction, together with its page report and its CrawlEvent. This is the only writer of a
 // keyword's crawl state.
 import { randomBytes } from "node:crypto";
-import type { Database, Tx } from "../db/client.ts";
-import type { Keyword, Source } from "../../../generated/sqlite/client.ts";
+import type { Database, SqlTx } from "../db/client.ts";
+import { type Keyword, Prisma, type Source } from "../../../generated/sqlite/client.ts";
 import { apiError, ErrorCode, notFound } from "../errors.ts";
 import type { CrawlCalendar } from "./crawl-day.ts";
 import { type Accepted, type CrawlEventInput, CrawlStatus, decide, type KeywordPatch } from "./rules.ts";
@@ -70,7 +70,7 @@ export class CrawlStore {
   }
 
   /** Write one accepted decision: CAS update, page report, event. Throws CasConflict if raced. */
-  private async apply(tx: Tx, kw: Keyword, d: Accepted, crawlerId: string, today: string, now: Date, log: Journal): Promise<Keyword> {
+  private async apply(tx: SqlTx, kw: Keyword, d: Accepted, crawlerId: string, today: string, now: Date, log: Journal): Promise<Keyword> {
     if (Object.keys(d.patch).length === 0) return kw;
     const provider = this.db.provider;
     if ((await sql.updateKeyword(tx, provider, kw.id, kw.version, d.patch, now)) !== 1) throw new CasConflict();
@@ -101,7 +101,7 @@ export class CrawlStore {
       const now = this.calendar.now();
       const today = this.calendar.today();
       try {
-        const result = await this.db.writer.$transaction(async (tx) => {
+        const result = await this.db.transaction(async (tx) => {
           const page = opts.page !== undefined && Number.isInteger(opts.page) ? opts.page : null;
           const loaded = await sql.loadKeyword(tx, this.db.provider, keywordId, today, page);
           if (!loaded) throw notFound(`keyword ${keywordId} does not exist`);
@@ -128,7 +128,7 @@ export class CrawlStore {
     const now = this.calendar.now();
     const today = this.calendar.today();
     const log = journal(sourceId);
-    const claims = await this.db.writer.$transaction(async (tx) => {
+    const claims = await this.db.transaction(async (tx) => {
       const source = await sql.loadSource(tx, sourceId);
       if (!source) throw notFound(`source "${sourceId}" does not exist`);
       if (!source.enabled) return [];
@@ -213,21 +213,19 @@ export class CrawlStore {
    */
   private async sweep(
     type: "STALE" | "ROLLOVER",
-    select: (today: string, now: Date, source: Source) => object,
+    filter: (today: string, now: Date, source: Source) => Prisma.Sql,
   ): Promise<Map<string, number>> {
     const now = this.calendar.now();
     const today = this.calendar.today();
     const changed = new Map<string, number>();
-    const sources = await this.db.writer.source.findMany();
+    const sources = await this.db.reader.source.findMany();
     for (const source of sources) {
       let afterId = 0;
       for (;;) {
-        const batch = await this.db.writer.$transaction(async (tx) => {
-          const rows = await tx.keyword.findMany({
-            where: { ...select(today, now, source), sourceId: source.id, id: { gt: afterId } },
-            orderBy: { id: "asc" },
-            take: SWEEP_BATCH,
-          });
+        const batch = await this.db.transaction(async (tx) => {
+          const rows = await tx.query<Keyword>(Prisma.sql`
+            SELECT * FROM "Keyword" WHERE "sourceId" = ${source.id} AND "id" > ${afterId} AND ${filter(today, now, source)}
+             ORDER BY "id" LIMIT ${SWEEP_BATCH}`);
           const log = journal(source.id);
           for (const kw of rows) {
             const d = decide(kw, source, { type, now, today });
@@ -253,19 +251,18 @@ export class CrawlStore {
 
   /** CRAWLING keywords whose last heartbeat is older than their source's staleAfterSeconds → PARTIAL. */
   sweepStale() {
-    return this.sweep("STALE", (today, now, source) => ({
-      status: CrawlStatus.CRAWLING,
-      crawlDate: today,
-      OR: [{ heartbeatAt: null }, { heartbeatAt: { lt: new Date(now.getTime() - source.staleAfterSeconds * 1000) } }],
-    }));
+    return this.sweep("STALE", (today, now, source) => {
+      const cutoff = new Date(now.getTime() - source.staleAfterSeconds * 1000);
+      return Prisma.sql`"status" = 'CRAWLING' AND "crawlDate" = ${today} AND ("heartbeatAt" IS NULL OR "heartbeatAt" < ${cutoff})`;
+    });
   }
 
   /** Materialise the new crawl day: state stored for another day → IDLE, and tell subscribers. */
   async rollover() {
-    const changed = await this.sweep("ROLLOVER", (today) => ({
-      status: { not: CrawlStatus.IDLE },
-      OR: [{ crawlDate: null }, { crawlDate: { not: today } }],
-    }));
+    const changed = await this.sweep(
+      "ROLLOVER",
+      (today) => Prisma.sql`"status" <> 'IDLE' AND ("crawlDate" IS NULL OR "crawlDate" <> ${today})`,
+    );
     // Every source's distribution is new today, even where no row had to change.
     for (const s of await this.db.reader.source.findMany({ select: { id: true } })) {
       this.emit({ sourceId: s.id, keywordIds: [], all: true });

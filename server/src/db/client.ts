@@ -1,33 +1,42 @@
-// The one database handle. SQLite (embedded default) or PostgreSQL, chosen by DATABASE_URL; both
-// are driven through the same generated model types (`Db`).
+// The one database handle. SQLite (embedded default) or PostgreSQL, chosen by DATABASE_URL.
+// Reads go through Prisma (typed, and what plugin-prisma resolves relations with); every write goes
+// through `transaction()`, raw SQL built with Prisma.sql so one statement text serves both.
 import { mkdirSync } from "node:fs";
 import { dirname, resolve } from "node:path";
+import BetterSqlite3 from "better-sqlite3";
 import { PrismaBetterSQLite3 } from "@prisma/adapter-better-sqlite3";
 import { PrismaPg } from "@prisma/adapter-pg";
-import { PrismaClient as SqliteClient } from "../../../generated/sqlite/client.ts";
+import { Prisma, PrismaClient as SqliteClient } from "../../../generated/sqlite/client.ts";
 import { PrismaClient as PostgresClient } from "../../../generated/postgres/client.ts";
 
 /** Prisma client type shared by both databases (the PostgreSQL client is cast to it). */
 export type Db = SqliteClient;
-/** A transaction handle as given to `$transaction(async (tx) => …)`. */
-export type Tx = Parameters<Parameters<Db["$transaction"]>[0]>[0];
 export type Provider = "sqlite" | "postgres";
+
+/** A write transaction: raw statements, values always bound. */
+export interface SqlTx {
+  query<T = Record<string, unknown>>(sql: Prisma.Sql): Promise<T[]>;
+  /** Returns the number of rows changed. */
+  execute(sql: Prisma.Sql): Promise<number>;
+}
 
 export interface Database {
   provider: Provider;
-  /**
-   * Writes, always inside `$transaction`. On SQLite this is its own connection: the driver runs
-   * every statement on one connection and only serialises transactions, so a write outside one
-   * could land inside another caller's open transaction.
-   */
-  writer: Db;
-  /** Reads and GraphQL field resolution; on SQLite a second connection that sees committed data only. */
+  /** Reads and GraphQL field resolution; on SQLite it sees committed data only (WAL). */
   reader: Db;
+  /**
+   * Run `fn` in one write transaction; it commits when `fn` resolves and rolls back when it throws.
+   * On SQLite transactions run one at a time (BEGIN IMMEDIATE on a dedicated connection); on
+   * PostgreSQL they run concurrently and lock rows as their statements say.
+   */
+  transaction<T>(fn: (tx: SqlTx) => Promise<T>): Promise<T>;
   close(): Promise<void>;
 }
 
-/** Under load, transactions queue (SQLite runs one at a time): wait for a turn rather than fail. */
-const TX_OPTIONS = { maxWait: 15_000, timeout: 15_000 };
+/** An enum value in raw SQL: PostgreSQL needs a cast to the enum type; SQLite stores text. */
+export function enumParam(provider: Provider, type: "CrawlStatus" | "Role", value: string): Prisma.Sql {
+  return provider === "postgres" ? Prisma.sql`${value}::${Prisma.raw(`"${type}"`)}` : Prisma.sql`${value}`;
+}
 
 export function providerOf(url: string): Provider {
   return url.startsWith("file:") ? "sqlite" : "postgres";
@@ -38,25 +47,96 @@ export function sqlitePath(url: string): string {
   return resolve(url.replace(/^file:/, "").replace(/\?.*$/, ""));
 }
 
+/** Transactions wait their turn under load rather than fail. */
+const TX_OPTIONS = { maxWait: 15_000, timeout: 15_000 };
+/** Prepared statements kept per SQLite connection (statement texts are few and fixed). */
+const STATEMENT_CACHE = 256;
+
+/** Prisma stores SQLite DateTime as ISO-8601 text with an explicit offset; so must we. */
+const sqliteValue = (v: unknown) =>
+  v instanceof Date ? v.toISOString().replace("Z", "+00:00") : typeof v === "boolean" ? (v ? 1 : 0) : v === undefined ? null : v;
+
+/**
+ * SQLite writes on a better-sqlite3 connection of their own. Statements are synchronous and take
+ * microseconds; a queue lets one transaction run at a time, and every write in the process goes
+ * through it, so nothing ever waits on SQLite's lock while holding the event loop.
+ */
+class SqliteWriter {
+  private readonly conn: BetterSqlite3.Database;
+  private readonly statements = new Map<string, { stmt: BetterSqlite3.Statement; convert: (row: any) => any }>();
+  private queue: Promise<unknown> = Promise.resolve();
+
+  constructor(path: string) {
+    this.conn = new BetterSqlite3(path, { timeout: 10_000 });
+    this.conn.pragma("journal_mode = WAL");
+    // NORMAL sync in WAL mode is durable against process crashes (the WAL is in the OS cache);
+    // only the last transactions before a power loss are at risk, for ~7× write speed.
+    this.conn.pragma("synchronous = NORMAL");
+    this.conn.pragma("foreign_keys = ON");
+  }
+
+  private prepare(text: string) {
+    let entry = this.statements.get(text);
+    if (!entry) {
+      const stmt = this.conn.prepare(text);
+      // Columns Prisma declares DATETIME / BOOLEAN come back as text / integers: convert them.
+      const dates = stmt.reader ? stmt.columns().filter((c) => c.type === "DATETIME").map((c) => c.name) : [];
+      const bools = stmt.reader ? stmt.columns().filter((c) => c.type === "BOOLEAN").map((c) => c.name) : [];
+      const convert = (row: Record<string, unknown>) => {
+        for (const c of dates) if (typeof row[c] === "string") row[c] = new Date(row[c] as string);
+        for (const c of bools) if (row[c] !== null) row[c] = Boolean(row[c]);
+        return row;
+      };
+      if (this.statements.size >= STATEMENT_CACHE) this.statements.delete(this.statements.keys().next().value!);
+      entry = { stmt, convert };
+      this.statements.set(text, entry);
+    }
+    return entry;
+  }
+
+  private readonly tx: SqlTx = {
+    query: async <T>(sql: Prisma.Sql) => {
+      const { stmt, convert } = this.prepare(sql.sql);
+      return stmt.all(...sql.values.map(sqliteValue)).map(convert) as T[];
+    },
+    execute: async (sql: Prisma.Sql) => this.prepare(sql.sql).stmt.run(...sql.values.map(sqliteValue)).changes,
+  };
+
+  transaction<T>(fn: (tx: SqlTx) => Promise<T>): Promise<T> {
+    const run = async () => {
+      this.conn.exec("BEGIN IMMEDIATE");
+      try {
+        const result = await fn(this.tx);
+        this.conn.exec("COMMIT");
+        return result;
+      } catch (e) {
+        if (this.conn.inTransaction) this.conn.exec("ROLLBACK");
+        throw e;
+      }
+    };
+    const next = this.queue.then(run, run);
+    this.queue = next.catch(() => {});
+    return next;
+  }
+
+  close() {
+    this.conn.close();
+  }
+}
+
 async function openSqlite(url: string): Promise<Database> {
   const path = sqlitePath(url);
   mkdirSync(dirname(path), { recursive: true });
-  const open = () =>
-    new SqliteClient({ adapter: new PrismaBetterSQLite3({ url: path, timeout: 10_000 }), transactionOptions: TX_OPTIONS });
-  const writer = open();
-  // WAL: readers never block the writer; NORMAL sync is durable against process crashes (the WAL
-  // is in the OS cache), trading only the last transactions on power loss for ~7x write speed.
-  await writer.$queryRawUnsafe("PRAGMA journal_mode = WAL");
-  await writer.$executeRawUnsafe("PRAGMA synchronous = NORMAL");
-  await writer.$executeRawUnsafe("PRAGMA foreign_keys = ON");
-  const reader = open();
+  const writer = new SqliteWriter(path);
+  const reader = new SqliteClient({ adapter: new PrismaBetterSQLite3({ url: path, timeout: 10_000 }), transactionOptions: TX_OPTIONS });
   await reader.$executeRawUnsafe("PRAGMA foreign_keys = ON");
   return {
     provider: "sqlite",
-    writer,
     reader,
+    transaction: (fn) => writer.transaction(fn),
     async close() {
-      await Promise.all([writer.$disconnect(), reader.$disconnect()]);
+      await reader.$disconnect();
+      writer.close();
     },
   };
 }
@@ -69,8 +149,14 @@ async function openPostgres(url: string): Promise<Database> {
   await client.$queryRawUnsafe("SELECT 1");
   return {
     provider: "postgres",
-    writer: client,
     reader: client,
+    transaction: (fn) =>
+      client.$transaction((ptx) =>
+        fn({
+          query: <T>(sql: Prisma.Sql) => ptx.$queryRaw<T[]>(sql),
+          execute: (sql: Prisma.Sql) => ptx.$executeRaw(sql),
+        }),
+      ),
     async close() {
       await client.$disconnect();
     },

@@ -1,6 +1,7 @@
 // Sources are data: seeded once, then owned by operators (updateSource). Seeding never overwrites
 // settings an operator changed.
-import type { Db } from "./client.ts";
+import { Prisma } from "../../../generated/sqlite/client.ts";
+import type { Database } from "./client.ts";
 
 export const DEFAULT_SOURCES = [
   { id: "boss", name: "Boss直聘", maxPages: 3 },
@@ -8,15 +9,16 @@ export const DEFAULT_SOURCES = [
   { id: "zhilian", name: "智联招聘", maxPages: 15 },
 ] as const;
 
-export async function seedSources(db: Db): Promise<number> {
-  let created = 0;
-  await db.$transaction(async (tx) => {
+export async function seedSources(db: Database): Promise<number> {
+  const now = new Date();
+  return db.transaction(async (tx) => {
+    let created = 0;
     for (const s of DEFAULT_SOURCES) {
-      const found = await tx.source.findUnique({ where: { id: s.id }, select: { id: true } });
-      if (found) continue;
-      await tx.source.create({ data: { ...s, maxRetries: 3, staleAfterSeconds: 1800, enabled: true } });
-      created++;
+      created += await tx.execute(Prisma.sql`
+        INSERT INTO "Source" ("id", "name", "maxPages", "maxRetries", "staleAfterSeconds", "enabled", "createdAt", "updatedAt")
+        VALUES (${s.id}, ${s.name}, ${s.maxPages}, 3, 1800, ${true}, ${now}, ${now})
+        ON CONFLICT ("id") DO NOTHING`);
     }
+    return created;
   });
-  return created;
 }

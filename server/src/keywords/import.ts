@@ -32,24 +32,23 @@ export async function importKeywords(db: Database, sourceId: string, pairs: [str
   const input = parseInput(pairsInput, { sourceId, pairs });
   const unique = [...new Map(input.pairs.map(([c, j]) => [`${c}\u0000${j}`, [c, j] as const])).values()];
   const now = new Date();
-  const created = await db.writer.$transaction(
-    async (tx) => {
-      const source = await tx.source.findUnique({ where: { id: input.sourceId }, select: { id: true } });
-      if (!source) throw notFound(`source "${input.sourceId}" does not exist`);
+  const created = await db.transaction(async (tx) => {
+      const source = await tx.query(Prisma.sql`SELECT "id" FROM "Source" WHERE "id" = ${input.sourceId}`);
+      if (!source.length) throw notFound(`source "${input.sourceId}" does not exist`);
       let created = 0;
       for (let i = 0; i < unique.length; i += CHUNK) {
         const rows = unique
           .slice(i, i + CHUNK)
           .map(([c, j]) => Prisma.sql`(${input.sourceId}, ${c}, ${j}, ${now}, ${now})`);
-        created += await tx.$executeRaw`
+        created += await tx.execute(Prisma.sql`
           INSERT INTO "Keyword" ("sourceId", "city", "job", "createdAt", "updatedAt")
           VALUES ${Prisma.join(rows)}
-          ON CONFLICT ("sourceId", "city", "job") DO NOTHING`;
+          ON CONFLICT ("sourceId", "city", "job") DO NOTHING`);
       }
-      if (created) await tx.source.update({ where: { id: input.sourceId }, data: { keywordCount: { increment: created } } });
+      if (created) {
+        await tx.execute(Prisma.sql`UPDATE "Source" SET "keywordCount" = "keywordCount" + ${created} WHERE "id" = ${input.sourceId}`);
+      }
       return created;
-    },
-    { timeout: 120_000, maxWait: 30_000 },
-  );
+  });
   return { sourceId: input.sourceId, created, existing: unique.length - created, requested: unique.length };
 }

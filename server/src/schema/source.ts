@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { Prisma } from "../../../generated/sqlite/client.ts";
 import { builder } from "./builder.ts";
 import { notFound } from "../errors.ts";
 import { parseInput, sourceId } from "./validate.ts";
@@ -53,11 +54,13 @@ builder.mutationFields((t) => ({
     resolve: async (query, _root, args, ctx) => {
       const { id, input } = parseInput(updateSourceSchema, args);
       const data = Object.fromEntries(Object.entries(input).filter(([, v]) => v !== null && v !== undefined));
-      const source = await ctx.database.writer.$transaction(async (tx) => {
-        const found = await tx.source.findUnique({ where: { id } });
-        if (!found) throw notFound(`source "${id}" does not exist`);
-        return tx.source.update({ ...query, where: { id }, data });
+      const changed = await ctx.database.transaction(async (tx) => {
+        const sets = Object.entries(data).map(([column, value]) => Prisma.sql`${Prisma.raw(`"${column}"`)} = ${value}`);
+        if (!sets.length) return (await tx.query(Prisma.sql`SELECT 1 FROM "Source" WHERE "id" = ${id}`)).length;
+        return tx.execute(Prisma.sql`UPDATE "Source" SET ${Prisma.join(sets)}, "updatedAt" = ${new Date()} WHERE "id" = ${id}`);
       });
+      if (!changed) throw notFound(`source "${id}" does not exist`);
+      const source = await ctx.db.source.findUniqueOrThrow({ ...query, where: { id } });
       // maxPages and maxRetries change what the distribution means; tell watchers.
       void ctx.bus.publish("crawlChanged", { sourceId: id, keywordIds: [], all: true });
       return source;
