@@ -1,9 +1,11 @@
 // The one database handle. SQLite (embedded default) or PostgreSQL, chosen by DATABASE_URL.
 // Reads go through Prisma (typed, and what plugin-prisma resolves relations with); every write goes
-// through `transaction()`, raw SQL built with Prisma.sql so one statement text serves both.
+// through `transaction()`: raw SQL built with Prisma.sql, so one statement text serves both, run on
+// the plain driver (better-sqlite3 / node-postgres).
 import { mkdirSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import BetterSqlite3 from "better-sqlite3";
+import pg from "pg";
 import { PrismaBetterSQLite3 } from "@prisma/adapter-better-sqlite3";
 import { PrismaPg } from "@prisma/adapter-pg";
 import { Prisma, PrismaClient as SqliteClient } from "../../../generated/sqlite/client.ts";
@@ -141,24 +143,52 @@ async function openSqlite(url: string): Promise<Database> {
   };
 }
 
+/** PostgreSQL `timestamp` columns hold UTC wall-clock time (as Prisma writes them). */
+const TIMESTAMP = 1114;
+const pgTypes = {
+  getTypeParser: ((oid: number, format?: string) =>
+    oid === TIMESTAMP ? (v: string) => new Date(`${v.replace(" ", "T")}Z`) : pg.types.getTypeParser(oid, format as never)) as typeof pg.types.getTypeParser,
+};
+const pgValue = (v: unknown) => (v instanceof Date ? v.toISOString() : v === undefined ? null : v);
+
 async function openPostgres(url: string): Promise<Database> {
-  const client = new PostgresClient({
-    adapter: new PrismaPg({ connectionString: url, max: 20 }),
+  const reader = new PostgresClient({
+    adapter: new PrismaPg({ connectionString: url, max: 10 }),
     transactionOptions: TX_OPTIONS,
   }) as unknown as Db;
-  await client.$queryRawUnsafe("SELECT 1");
+  await reader.$queryRawUnsafe("SELECT 1");
+  // Writes on node-postgres directly: a transaction is a few statements, and the driver's
+  // round trip is the whole cost of each.
+  const pool = new pg.Pool({ connectionString: url, max: 20, types: pgTypes });
+  // An idle connection that dies (server restart, admin termination) is dropped by the pool; the
+  // next transaction opens a fresh one. Without a listener the error would crash the process.
+  pool.on("error", () => {});
   return {
     provider: "postgres",
-    reader: client,
-    transaction: (fn) =>
-      client.$transaction((ptx) =>
-        fn({
-          query: <T>(sql: Prisma.Sql) => ptx.$queryRaw<T[]>(sql),
-          execute: (sql: Prisma.Sql) => ptx.$executeRaw(sql),
-        }),
-      ),
+    reader,
+    async transaction(fn) {
+      const client = await pool.connect();
+      let broken = false;
+      const run = (sql: Prisma.Sql) => client.query(sql.text, sql.values.map(pgValue));
+      try {
+        await client.query("BEGIN");
+        const result = await fn({
+          query: async <T>(sql: Prisma.Sql) => (await run(sql)).rows as T[],
+          execute: async (sql: Prisma.Sql) => (await run(sql)).rowCount ?? 0,
+        });
+        await client.query("COMMIT");
+        return result;
+      } catch (e) {
+        await client.query("ROLLBACK").catch(() => {
+          broken = true; // the connection itself failed: drop it from the pool
+        });
+        throw e;
+      } finally {
+        client.release(broken);
+      }
+    },
     async close() {
-      await client.$disconnect();
+      await Promise.all([reader.$disconnect(), pool.end()]);
     },
   };
 }
