@@ -44,7 +44,8 @@ export async function startServer(
   opts: { config?: Partial<Config>; scheduler?: boolean; clock?: ManualClock; realClock?: boolean } = {},
 ): Promise<TestServer> {
   const db = await createTestDatabase(provider);
-  const clock = opts.clock ?? new ManualClock(new Date());
+  // A fixed mid-morning in Asia/Shanghai: tests that advance the clock never cross a midnight.
+  const clock = opts.clock ?? new ManualClock(new Date("2026-11-29T02:00:00Z"));
   const app = await buildApp({
     config: { DATABASE_URL: db.url, LOG_LEVEL: "silent", DISTRIBUTION_THROTTLE_MS: 50, ...opts.config },
     clock: opts.realClock ? systemClock : clock,

@@ -54,6 +54,19 @@ describe.each(await testProviders())("reports on %s", (provider) => {
     expect(await s.app.services.database.reader.pageReport.count({ where: { keywordId: kw.id } })).toBe(1);
   });
 
+  it("a reset keyword starts the day over: old pages are forgotten, the old lease is LEASE_LOST", async () => {
+    await s.importKeywords("qcwy", ["reset-city"], ["reset-job"]);
+    const a = await claimOne("qcwy");
+    await report(a.keyword.id, a.leaseToken, 1, 10);
+    await report(a.keyword.id, a.leaseToken, 2, 10);
+    const reset = await s.ok(`mutation($id: ID!) { resetKeyword(id: $id) { status jobsFound lastCompletedPage } }`, { id: a.keyword.id });
+    expect(reset.resetKeyword).toEqual({ status: "IDLE", jobsFound: 0, lastCompletedPage: 0 });
+    expect((await report(a.keyword.id, a.leaseToken, 3, 1)).errors?.[0]?.extensions?.code).toBe("LEASE_LOST");
+    const b = await claimOne("qcwy");
+    expect(b).toMatchObject({ startPage: 1, resumed: false, keyword: { id: a.keyword.id } });
+    expect((await report(b.keyword.id, b.leaseToken, 1, 3)).data?.reportPageProgress).toMatchObject({ jobsFound: 3, pagesCrawled: 1 });
+  });
+
   it("reaching the last page completes the keyword: min(totalPages, maxPages)", async () => {
     await s.importKeywords("zhilian", ["西安"], ["运维"]);
     const c = await claimOne("zhilian");

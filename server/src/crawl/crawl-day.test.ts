@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { CrawlCalendar, crawlDay, ManualClock } from "./crawl-day.ts";
+import { CrawlCalendar, crawlDay, dayStart, ManualClock } from "./crawl-day.ts";
 
 describe("crawlDay", () => {
   it("is the calendar day in the configured time zone, not UTC", () => {
@@ -16,5 +16,27 @@ describe("crawlDay", () => {
     expect(cal.today()).toBe("2026-11-29");
     clock.advance(1);
     expect(cal.today()).toBe("2026-11-30");
+  });
+});
+
+describe("dayStart", () => {
+  it("is 00:00 of the day in the time zone", () => {
+    expect(dayStart("2026-11-30", "Asia/Shanghai").toISOString()).toBe("2026-11-29T16:00:00.000Z");
+    expect(dayStart("2026-11-30", "UTC").toISOString()).toBe("2026-11-30T00:00:00.000Z");
+    expect(dayStart("2026-11-30", "Pacific/Kiritimati").toISOString()).toBe("2026-11-29T10:00:00.000Z"); // +14:00
+    expect(dayStart("2026-11-30", "Pacific/Pago_Pago").toISOString()).toBe("2026-11-30T11:00:00.000Z"); // -11:00
+  });
+
+  it("follows daylight saving time", () => {
+    expect(dayStart("2026-07-01", "America/New_York").toISOString()).toBe("2026-07-01T04:00:00.000Z");
+    expect(dayStart("2026-12-01", "America/New_York").toISOString()).toBe("2026-12-01T05:00:00.000Z");
+  });
+
+  it("is the first instant whose crawl day is that day", () => {
+    for (const tz of ["Asia/Shanghai", "Europe/Berlin", "America/Sao_Paulo", "Australia/Lord_Howe"]) {
+      const start = dayStart("2026-03-29", tz);
+      expect(crawlDay(start, tz)).toBe("2026-03-29");
+      expect(crawlDay(new Date(start.getTime() - 1), tz)).toBe("2026-03-28");
+    }
   });
 });

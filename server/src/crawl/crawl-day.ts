@@ -34,6 +34,30 @@ export function crawlDay(at: Date, tz: string): string {
   return f.format(at);
 }
 
+const starts = new Map<string, Date>();
+
+/**
+ * The first instant of crawl day `day` in `tz` (usually its 00:00; the first moment after a DST gap
+ * when midnight does not exist). Found by bisection on crawlDay, which only moves forward in time.
+ */
+export function dayStart(day: string, tz: string): Date {
+  const key = `${tz} ${day}`;
+  const cached = starts.get(key);
+  if (cached) return cached;
+  const utcMidnight = Date.parse(`${day}T00:00:00Z`);
+  let lo = utcMidnight - 15 * 3600_000; // before the day starts anywhere (offsets reach +14:00)
+  let hi = utcMidnight + 13 * 3600_000; // the day has started everywhere (offsets reach -12:00)
+  while (hi - lo > 1) {
+    const mid = Math.floor((lo + hi) / 2);
+    if (crawlDay(new Date(mid), tz) < day) lo = mid;
+    else hi = mid;
+  }
+  const start = new Date(hi);
+  if (starts.size > 1000) starts.clear();
+  starts.set(key, start);
+  return start;
+}
+
 export class CrawlCalendar {
   constructor(
     readonly clock: Clock,
@@ -44,5 +68,9 @@ export class CrawlCalendar {
   }
   today(): string {
     return crawlDay(this.clock.now(), this.timeZone);
+  }
+  /** The first instant of crawl day `day` (default today). */
+  startOf(day = this.today()): Date {
+    return dayStart(day, this.timeZone);
   }
 }

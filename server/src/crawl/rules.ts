@@ -77,7 +77,7 @@ export const STATUSES: readonly CrawlStatus[] = Object.values(CrawlStatus);
 export type KeywordPatch = Partial<{
   status: CrawlStatus;
   crawlDate: string | null;
-  lastRequestedAt: Date;
+  lastRequestedAt: Date | null;
   lastCompletedPage: number;
   totalPages: number;
   jobsFound: number;
@@ -103,6 +103,8 @@ export interface Accepted {
   resumed?: boolean;
   /** PROGRESS: the page report to store (absent for a replay). */
   pageReport?: { page: number; jobsFound: number };
+  /** RESET: forget today's page reports too, so jobsFound stays their sum when the day restarts. */
+  dropPageReports?: boolean;
 }
 
 export interface Refused {
@@ -309,6 +311,8 @@ export function decide(state: KeywordState, source: SourceRules, event: CrawlEve
         patch: {
           status: CrawlStatus.IDLE,
           crawlDate: null,
+          // Out of today's requests too, so the claim's scan of today's requests never skips it.
+          lastRequestedAt: null,
           lastCompletedPage: 0,
           totalPages: 0,
           jobsFound: 0,
@@ -320,6 +324,7 @@ export function decide(state: KeywordState, source: SourceRules, event: CrawlEve
           retryCount: 0,
         },
         reason: "reset",
+        dropPageReports: true,
       };
     }
   }

@@ -4,6 +4,7 @@
 // names are constants from this file; every value is a bound parameter.
 import { type Keyword, Prisma, type Source } from "../../../generated/sqlite/client.ts";
 import { enumParam, type Provider, type SqlTx } from "../db/client.ts";
+import type { CounterDelta } from "./counters.ts";
 import type { CrawlStatus, KeywordPatch } from "./rules.ts";
 
 const status = (provider: Provider, value: CrawlStatus) => enumParam(provider, "CrawlStatus", value);
@@ -82,6 +83,10 @@ export function upsertPageReport(
     DO UPDATE SET "jobsFound" = ${r.jobsFound}, "crawlerId" = ${r.crawlerId}, "reportedAt" = ${r.at}`);
 }
 
+export function deletePageReports(tx: SqlTx, keywordId: number, crawlDate: string) {
+  return tx.execute(Prisma.sql`DELETE FROM "PageReport" WHERE "keywordId" = ${keywordId} AND "crawlDate" = ${crawlDate}`);
+}
+
 export function insertEvent(
   tx: SqlTx,
   provider: Provider,
@@ -99,18 +104,36 @@ export async function loadSource(tx: SqlTx, id: string): Promise<Source | null> 
   return s ? { ...s, enabled: Boolean(s.enabled) } : null;
 }
 
+/** Move today's counters (see counters.ts); `deltas` come merged and sorted. */
+export function addToCounters(tx: SqlTx, provider: Provider, sourceId: string, deltas: CounterDelta[]) {
+  if (!deltas.length) return Promise.resolve(0);
+  const rows = deltas.map(
+    (d) => Prisma.sql`(${sourceId}, ${d.crawlDate}, ${status(provider, d.status)}, ${d.keywords}, ${d.jobsFound}, ${d.pagesCrawled})`,
+  );
+  return tx.execute(Prisma.sql`
+    INSERT INTO "CrawlCounter" ("sourceId", "crawlDate", "status", "keywords", "jobsFound", "pagesCrawled")
+    VALUES ${Prisma.join(rows)}
+    ON CONFLICT ("sourceId", "crawlDate", "status") DO UPDATE SET
+      "keywords" = "CrawlCounter"."keywords" + excluded."keywords",
+      "jobsFound" = "CrawlCounter"."jobsFound" + excluded."jobsFound",
+      "pagesCrawled" = "CrawlCounter"."pagesCrawled" + excluded."pagesCrawled"`);
+}
+
 /** The claim's priority order: resume, then retry, then fresh (least recently requested first). */
 export const CLAIM_ORDER = ["PARTIAL", "FAILED", "FRESH"] as const;
 export type ClaimPick = (typeof CLAIM_ORDER)[number];
 
-function candidateFilter(pick: ClaimPick, source: Source, today: string) {
+function candidateFilter(pick: ClaimPick, source: Source, today: string, todayStart: Date) {
   switch (pick) {
     case "PARTIAL":
       return Prisma.sql`"sourceId" = ${source.id} AND "status" = 'PARTIAL' AND "crawlDate" = ${today}`;
     case "FAILED":
       return Prisma.sql`"sourceId" = ${source.id} AND "status" = 'FAILED' AND "crawlDate" = ${today} AND "retryCount" < ${source.maxRetries}`;
     case "FRESH":
-      return Prisma.sql`"sourceId" = ${source.id} AND ("crawlDate" IS NULL OR "crawlDate" <> ${today})`;
+      // A keyword claimed today was requested today, so the scan of the (sourceId, lastRequestedAt)
+      // index stops at today's first request instead of walking every keyword claimed today.
+      return Prisma.sql`"sourceId" = ${source.id} AND ("lastRequestedAt" IS NULL OR "lastRequestedAt" < ${todayStart})
+        AND ("crawlDate" IS NULL OR "crawlDate" <> ${today})`;
   }
 }
 
@@ -119,11 +142,19 @@ function candidateFilter(pick: ClaimPick, source: Source, today: string) {
  * On PostgreSQL the rows are locked with SKIP LOCKED: concurrent claimers each take different
  * rows instead of queueing on the same first one. SQLite's single writer makes a read exclusive.
  */
-export function claimCandidates(tx: SqlTx, provider: Provider, source: Source, today: string, pick: ClaimPick, take: number, skip: number[]) {
+export function claimCandidates(
+  tx: SqlTx,
+  provider: Provider,
+  source: Source,
+  day: { today: string; todayStart: Date },
+  pick: ClaimPick,
+  take: number,
+  skip: number[],
+) {
   const notIn = skip.length ? Prisma.sql`AND "id" NOT IN (${Prisma.join(skip)})` : Prisma.empty;
   const lock = provider === "postgres" ? Prisma.sql`FOR UPDATE SKIP LOCKED` : Prisma.empty;
   return tx.query<Keyword>(Prisma.sql`
-    SELECT * FROM "Keyword" WHERE ${candidateFilter(pick, source, today)} ${notIn}
+    SELECT * FROM "Keyword" WHERE ${candidateFilter(pick, source, day.today, day.todayStart)} ${notIn}
      ORDER BY "lastRequestedAt" ASC NULLS FIRST, "id" ASC
      LIMIT ${take} ${lock}`);
 }

@@ -1,6 +1,6 @@
-// Per-source crawl statistics for one crawl day. Today's come from the keyword rows (one grouped,
-// index-covered query); a past day's from what that day left behind (page reports, and each
-// keyword's last event of the day), because keyword rows only hold their latest day.
+// Per-source crawl statistics for one crawl day, read from the day's counters (maintained with
+// every keyword write, see counters.ts): constant time at any number of keywords. A past day's
+// counters are its distribution as the day ended.
 import type { Database } from "../db/client.ts";
 import type { Source } from "../../../generated/sqlite/client.ts";
 import { notFound } from "../errors.ts";
@@ -52,38 +52,15 @@ function finish(source: Source, date: string, counts: StatusCounts, jobsFound: n
 export async function crawlStats(db: Database, calendar: CrawlCalendar, sourceId: string, date?: string | null): Promise<CrawlStats> {
   const source = await db.reader.source.findUnique({ where: { id: sourceId } });
   if (!source) throw notFound(`source "${sourceId}" does not exist`);
-  const today = calendar.today();
-  const day = date ?? today;
+  const day = date ?? calendar.today();
   const counts: StatusCounts = { idle: 0, crawling: 0, completed: 0, failed: 0, partial: 0 };
-
-  if (day === today) {
-    const groups = await db.reader.keyword.groupBy({
-      by: ["status"],
-      where: { sourceId, crawlDate: day },
-      _count: { _all: true },
-      _sum: { jobsFound: true, pagesCrawled: true },
-    });
-    let jobs = 0;
-    let pages = 0;
-    for (const g of groups) {
-      counts[KEY[g.status]] += g._count._all;
-      jobs += g._sum.jobsFound ?? 0;
-      pages += g._sum.pagesCrawled ?? 0;
-    }
-    return finish(source, day, counts, jobs, pages);
+  let jobs = 0;
+  let pages = 0;
+  // At most four rows, whatever the number of keywords (see counters.ts).
+  for (const c of await db.reader.crawlCounter.findMany({ where: { sourceId, crawlDate: day } })) {
+    counts[KEY[c.status]] += c.keywords;
+    jobs += c.jobsFound;
+    pages += c.pagesCrawled;
   }
-
-  // A past (or future) day: last transition per keyword that day, and its page reports.
-  const last = await db.reader.$queryRaw<{ to: CrawlStatus; n: bigint | number }[]>`
-    SELECT e."to" AS "to", COUNT(*) AS n FROM "CrawlEvent" e
-      JOIN (SELECT MAX(id) AS id FROM "CrawlEvent" WHERE "sourceId" = ${sourceId} AND "crawlDate" = ${day}
-            GROUP BY "keywordId") l ON e.id = l.id
-     GROUP BY e."to"`;
-  for (const r of last) counts[KEY[r.to]] += Number(r.n);
-  const pages = await db.reader.pageReport.aggregate({
-    where: { sourceId, crawlDate: day },
-    _count: { _all: true },
-    _sum: { jobsFound: true },
-  });
-  return finish(source, day, counts, pages._sum.jobsFound ?? 0, pages._count._all);
+  return finish(source, day, counts, jobs, pages);
 }

@@ -8,6 +8,7 @@ import { type Keyword, Prisma, type Source } from "../../../generated/sqlite/cli
 import { apiError, ErrorCode, notFound } from "../errors.ts";
 import type { CrawlCalendar } from "./crawl-day.ts";
 import { type Accepted, type CrawlEventInput, CrawlStatus, decide, type KeywordPatch } from "./rules.ts";
+import { type CounterDelta, counterDeltas, mergeDeltas } from "./counters.ts";
 import * as sql from "./sql.ts";
 
 export interface Claim {
@@ -36,8 +37,8 @@ export interface CrawlChange {
 }
 
 /** Collects what a transaction wrote; emitted only after it commits. */
-function journal(sourceId: string): Required<Omit<CrawlChange, "all">> {
-  return { sourceId, keywordIds: [], transitions: [], pageReports: 0 };
+function journal(sourceId: string): Required<Omit<CrawlChange, "all">> & { counters: CounterDelta[] } {
+  return { sourceId, keywordIds: [], transitions: [], pageReports: 0, counters: [] };
 }
 type Journal = ReturnType<typeof journal>;
 
@@ -74,6 +75,7 @@ export class CrawlStore {
     if (Object.keys(d.patch).length === 0) return kw;
     const provider = this.db.provider;
     if ((await sql.updateKeyword(tx, provider, kw.id, kw.version, d.patch, now)) !== 1) throw new CasConflict();
+    if (d.dropPageReports) await sql.deletePageReports(tx, kw.id, today);
     if (d.pageReport) {
       await sql.upsertPageReport(tx, { keywordId: kw.id, sourceId: kw.sourceId, crawlDate: today, ...d.pageReport, crawlerId, at: now });
     }
@@ -82,10 +84,17 @@ export class CrawlStore {
         keywordId: kw.id, sourceId: kw.sourceId, crawlDate: today, from: d.from, to: d.to, reason: d.reason, crawlerId, at: now,
       });
     }
+    const after = { ...kw, ...(d.patch as Partial<Keyword>), version: kw.version + 1, updatedAt: now };
     log.keywordIds.push(kw.id);
     if (d.pageReport) log.pageReports++;
     if (d.from !== d.to) log.transitions.push({ from: d.from, to: d.to, reason: d.reason });
-    return { ...kw, ...(d.patch as Partial<Keyword>), version: kw.version + 1, updatedAt: now };
+    log.counters.push(...counterDeltas(kw, after, today));
+    return after;
+  }
+
+  /** The last statement of every transaction: today's counters follow its keyword writes. */
+  private settle(tx: SqlTx, log: Journal) {
+    return sql.addToCounters(tx, this.db.provider, log.sourceId, mergeDeltas(log.counters));
   }
 
   /**
@@ -109,7 +118,9 @@ export class CrawlStore {
           const d = decide(row, source, makeEvent(row, { now, today }, previousJobsOnPage));
           if (!d.ok) throw apiError(d.code, d.message, { keywordId: String(keywordId) });
           const log = journal(row.sourceId);
-          return { kw: await this.apply(tx, row, d, row.crawlerId, today, now, log), log };
+          const kw = await this.apply(tx, row, d, row.crawlerId, today, now, log);
+          await this.settle(tx, log);
+          return { kw, log };
         });
         if (result.log.keywordIds.length) this.emit(result.log);
         return result.kw;
@@ -127,6 +138,7 @@ export class CrawlStore {
   async claim(sourceId: string, crawlerId: string, limit: number): Promise<Claim[]> {
     const now = this.calendar.now();
     const today = this.calendar.today();
+    const todayStart = this.calendar.startOf(today);
     const log = journal(sourceId);
     const claims = await this.db.transaction(async (tx) => {
       const source = await sql.loadSource(tx, sourceId);
@@ -140,7 +152,7 @@ export class CrawlStore {
         for (const pick of sql.CLAIM_ORDER) {
           const want = limit - claims.length;
           if (want <= 0) break;
-          const rows = await sql.claimCandidates(tx, this.db.provider, source, today, pick, want, [...skip]);
+          const rows = await sql.claimCandidates(tx, this.db.provider, source, { today, todayStart }, pick, want, [...skip]);
           for (const kw of rows) {
             skip.add(kw.id);
             const leaseToken = newLeaseToken();
@@ -161,6 +173,7 @@ export class CrawlStore {
         }
         if (!raced) break;
       }
+      await this.settle(tx, log);
       return claims;
     });
     if (log.keywordIds.length) this.emit(log);
@@ -236,6 +249,7 @@ export class CrawlStore {
               if (!(e instanceof CasConflict)) throw e; // someone else just changed it: not ours
             }
           }
+          await this.settle(tx, log);
           return { last: rows.at(-1)?.id, log, full: rows.length === SWEEP_BATCH };
         });
         if (batch.log.keywordIds.length) {

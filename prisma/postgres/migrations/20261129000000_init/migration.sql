@@ -91,6 +91,18 @@ CREATE TABLE "CrawlEvent" (
     CONSTRAINT "CrawlEvent_pkey" PRIMARY KEY ("id")
 );
 
+-- CreateTable
+CREATE TABLE "CrawlCounter" (
+    "sourceId" TEXT NOT NULL,
+    "crawlDate" TEXT NOT NULL,
+    "status" "CrawlStatus" NOT NULL,
+    "keywords" INTEGER NOT NULL DEFAULT 0,
+    "jobsFound" INTEGER NOT NULL DEFAULT 0,
+    "pagesCrawled" INTEGER NOT NULL DEFAULT 0,
+
+    CONSTRAINT "CrawlCounter_pkey" PRIMARY KEY ("sourceId","crawlDate","status")
+);
+
 -- CreateIndex
 CREATE UNIQUE INDEX "ApiToken_tokenHash_key" ON "ApiToken"("tokenHash");
 
@@ -135,4 +147,7 @@ ALTER TABLE "CrawlEvent" ADD CONSTRAINT "CrawlEvent_keywordId_fkey" FOREIGN KEY 
 
 -- AddForeignKey
 ALTER TABLE "CrawlEvent" ADD CONSTRAINT "CrawlEvent_sourceId_fkey" FOREIGN KEY ("sourceId") REFERENCES "Source"("id") ON DELETE RESTRICT ON UPDATE CASCADE;
+
+-- AddForeignKey
+ALTER TABLE "CrawlCounter" ADD CONSTRAINT "CrawlCounter_sourceId_fkey" FOREIGN KEY ("sourceId") REFERENCES "Source"("id") ON DELETE RESTRICT ON UPDATE CASCADE;
 

@@ -77,6 +77,19 @@ CREATE TABLE "CrawlEvent" (
     CONSTRAINT "CrawlEvent_sourceId_fkey" FOREIGN KEY ("sourceId") REFERENCES "Source" ("id") ON DELETE RESTRICT ON UPDATE CASCADE
 );
 
+-- CreateTable
+CREATE TABLE "CrawlCounter" (
+    "sourceId" TEXT NOT NULL,
+    "crawlDate" TEXT NOT NULL,
+    "status" TEXT NOT NULL,
+    "keywords" INTEGER NOT NULL DEFAULT 0,
+    "jobsFound" INTEGER NOT NULL DEFAULT 0,
+    "pagesCrawled" INTEGER NOT NULL DEFAULT 0,
+
+    PRIMARY KEY ("sourceId", "crawlDate", "status"),
+    CONSTRAINT "CrawlCounter_sourceId_fkey" FOREIGN KEY ("sourceId") REFERENCES "Source" ("id") ON DELETE RESTRICT ON UPDATE CASCADE
+);
+
 -- CreateIndex
 CREATE UNIQUE INDEX "ApiToken_tokenHash_key" ON "ApiToken"("tokenHash");
 
