@@ -119,28 +119,47 @@ export function addToCounters(tx: SqlTx, provider: Provider, sourceId: string, d
       "pagesCrawled" = "CrawlCounter"."pagesCrawled" + excluded."pagesCrawled"`);
 }
 
-/** The claim's priority order: resume, then retry, then fresh (least recently requested first). */
-export const CLAIM_ORDER = ["PARTIAL", "FAILED", "FRESH"] as const;
+/**
+ * The claim's priority order: resume, then retry, then fresh — never requested first, then least
+ * recently requested. Each pick is one index range read in index order (no sort, on either
+ * database); the fresh ones split in two because an `IS NULL OR <` filter is not one range.
+ */
+export const CLAIM_ORDER = ["PARTIAL", "FAILED", "NEVER_REQUESTED", "REQUESTED_BEFORE_TODAY"] as const;
 export type ClaimPick = (typeof CLAIM_ORDER)[number];
 
-function candidateFilter(pick: ClaimPick, source: Source, today: string, todayStart: Date) {
+function candidateQuery(pick: ClaimPick, source: Source, today: string, todayStart: Date) {
   switch (pick) {
     case "PARTIAL":
-      return Prisma.sql`"sourceId" = ${source.id} AND "status" = 'PARTIAL' AND "crawlDate" = ${today}`;
+      // index (sourceId, status, crawlDate, lastRequestedAt, id)
+      return {
+        where: Prisma.sql`"sourceId" = ${source.id} AND "status" = 'PARTIAL' AND "crawlDate" = ${today}`,
+        order: Prisma.sql`"lastRequestedAt" ASC, "id" ASC`,
+      };
     case "FAILED":
-      return Prisma.sql`"sourceId" = ${source.id} AND "status" = 'FAILED' AND "crawlDate" = ${today} AND "retryCount" < ${source.maxRetries}`;
-    case "FRESH":
-      // A keyword claimed today was requested today, so the scan of the (sourceId, lastRequestedAt)
-      // index stops at today's first request instead of walking every keyword claimed today.
-      return Prisma.sql`"sourceId" = ${source.id} AND ("lastRequestedAt" IS NULL OR "lastRequestedAt" < ${todayStart})
-        AND ("crawlDate" IS NULL OR "crawlDate" <> ${today})`;
+      return {
+        where: Prisma.sql`"sourceId" = ${source.id} AND "status" = 'FAILED' AND "crawlDate" = ${today} AND "retryCount" < ${source.maxRetries}`,
+        order: Prisma.sql`"lastRequestedAt" ASC, "id" ASC`,
+      };
+    case "NEVER_REQUESTED":
+      // index (sourceId, lastRequestedAt, id): the NULL entries, in id (import) order
+      return {
+        where: Prisma.sql`"sourceId" = ${source.id} AND "lastRequestedAt" IS NULL AND ("crawlDate" IS NULL OR "crawlDate" <> ${today})`,
+        order: Prisma.sql`"id" ASC`,
+      };
+    case "REQUESTED_BEFORE_TODAY":
+      // Same index. Whatever was claimed today was requested today, so the range ends at today's
+      // first request instead of walking every keyword claimed today.
+      return {
+        where: Prisma.sql`"sourceId" = ${source.id} AND "lastRequestedAt" < ${todayStart} AND ("crawlDate" IS NULL OR "crawlDate" <> ${today})`,
+        order: Prisma.sql`"lastRequestedAt" ASC, "id" ASC`,
+      };
   }
 }
 
 /**
- * Candidates for a claim, oldest request first; each filter has an index that serves this order.
- * On PostgreSQL the rows are locked with SKIP LOCKED: concurrent claimers each take different
- * rows instead of queueing on the same first one. SQLite's single writer makes a read exclusive.
+ * Candidates for a claim, in priority order. On PostgreSQL the rows are locked with SKIP LOCKED:
+ * concurrent claimers each take different rows instead of queueing on the same first one.
+ * SQLite's single writer makes a plain read exclusive.
  */
 export function claimCandidates(
   tx: SqlTx,
@@ -151,10 +170,9 @@ export function claimCandidates(
   take: number,
   skip: number[],
 ) {
+  const q = candidateQuery(pick, source, day.today, day.todayStart);
   const notIn = skip.length ? Prisma.sql`AND "id" NOT IN (${Prisma.join(skip)})` : Prisma.empty;
   const lock = provider === "postgres" ? Prisma.sql`FOR UPDATE SKIP LOCKED` : Prisma.empty;
   return tx.query<Keyword>(Prisma.sql`
-    SELECT * FROM "Keyword" WHERE ${candidateFilter(pick, source, day.today, day.todayStart)} ${notIn}
-     ORDER BY "lastRequestedAt" ASC NULLS FIRST, "id" ASC
-     LIMIT ${take} ${lock}`);
+    SELECT * FROM "Keyword" WHERE ${q.where} ${notIn} ORDER BY ${q.order} LIMIT ${take} ${lock}`);
 }

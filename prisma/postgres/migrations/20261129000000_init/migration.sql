@@ -107,10 +107,10 @@ CREATE TABLE "CrawlCounter" (
 CREATE UNIQUE INDEX "ApiToken_tokenHash_key" ON "ApiToken"("tokenHash");
 
 -- CreateIndex
-CREATE INDEX "Keyword_sourceId_status_crawlDate_lastRequestedAt_idx" ON "Keyword"("sourceId", "status", "crawlDate", "lastRequestedAt");
+CREATE INDEX "Keyword_sourceId_status_crawlDate_lastRequestedAt_id_idx" ON "Keyword"("sourceId", "status", "crawlDate", "lastRequestedAt", "id");
 
 -- CreateIndex
-CREATE INDEX "Keyword_sourceId_lastRequestedAt_idx" ON "Keyword"("sourceId", "lastRequestedAt");
+CREATE INDEX "Keyword_sourceId_lastRequestedAt_id_idx" ON "Keyword"("sourceId", "lastRequestedAt", "id");
 
 -- CreateIndex
 CREATE INDEX "Keyword_sourceId_crawlDate_status_idx" ON "Keyword"("sourceId", "crawlDate", "status");
