@@ -145,14 +145,14 @@ async function benchRawSqlite() {
   const event = sql.prepare(`INSERT INTO "CrawlEvent" (keywordId, sourceId, crawlDate, "from", "to", reason, crawlerId, at)
     VALUES (?, 'qcwy', ?, 'IDLE', 'CRAWLING', 'claim', ?, ?)`);
   // The day's counters, as the store keeps them (one upsert per transaction).
-  const counter = sql.prepare(`INSERT INTO "CrawlCounter" (sourceId, crawlDate, status, keywords, jobsFound, pagesCrawled)
-    VALUES ('qcwy', '2099-01-01', 'CRAWLING', ?, ?, ?) ON CONFLICT (sourceId, crawlDate, status) DO UPDATE SET
+  const counter = sql.prepare(`INSERT INTO "CrawlCounter" (sourceId, crawlDate, status, shard, keywords, jobsFound, pagesCrawled)
+    VALUES ('qcwy', '2099-01-01', 'CRAWLING', ?, ?, ?, ?) ON CONFLICT (sourceId, crawlDate, status, shard) DO UPDATE SET
     keywords = keywords + excluded.keywords, jobsFound = jobsFound + excluded.jobsFound, pagesCrawled = pagesCrawled + excluded.pagesCrawled`);
   const claimTx = sql.transaction((i: number) => {
     const t = now();
     const row = claimStmt.get("2099-01-01", t, t, `lease${i}`, "raw", t, "2099-01-01") as { id: number };
     event.run(row.id, "2099-01-01", "raw", t);
-    counter.run(1, 0, 0);
+    counter.run(row.id % 16, 1, 0, 0);
     return row.id;
   });
   const ids: number[] = [];
@@ -167,7 +167,7 @@ async function benchRawSqlite() {
     const t = now();
     upsert.run(id, "2099-01-01", page, 10, t);
     progressStmt.run(page, 10, t, t, id);
-    counter.run(0, 10, 1);
+    counter.run(id % 16, 0, 10, 1);
   });
   await measure("page reports/s (raw driver, in-process)", KEYWORDS * PAGES, 1, async (i) => {
     reportTx(ids[i % ids.length]!, Math.floor(i / ids.length) + 1);
@@ -176,8 +176,8 @@ async function benchRawSqlite() {
   await db.drop();
 }
 
-const PG_COUNTER = `INSERT INTO "CrawlCounter" ("sourceId", "crawlDate", status, keywords, "jobsFound", "pagesCrawled")
-  VALUES ('qcwy', '2099-01-01', 'CRAWLING', $1, $2, $3) ON CONFLICT ("sourceId", "crawlDate", status) DO UPDATE SET
+const PG_COUNTER = `INSERT INTO "CrawlCounter" ("sourceId", "crawlDate", status, shard, keywords, "jobsFound", "pagesCrawled")
+  VALUES ('qcwy', '2099-01-01', 'CRAWLING', $1, $2, $3, $4) ON CONFLICT ("sourceId", "crawlDate", status, shard) DO UPDATE SET
   keywords = "CrawlCounter".keywords + excluded.keywords, "jobsFound" = "CrawlCounter"."jobsFound" + excluded."jobsFound",
   "pagesCrawled" = "CrawlCounter"."pagesCrawled" + excluded."pagesCrawled"`;
 
@@ -198,7 +198,7 @@ async function benchRawPostgres() {
                     ORDER BY "lastRequestedAt" ASC NULLS FIRST, id LIMIT 1 FOR UPDATE SKIP LOCKED) RETURNING id`, [`lease${i}`]);
       await c.query(`INSERT INTO "CrawlEvent" ("keywordId", "sourceId", "crawlDate", "from", "to", reason, "crawlerId", at)
         VALUES ($1, 'qcwy', '2099-01-01', 'IDLE', 'CRAWLING', 'claim', 'raw', now())`, [r.rows[0].id]);
-      await c.query(PG_COUNTER, [1, 0, 0]);
+      await c.query(PG_COUNTER, [r.rows[0].id % 16, 1, 0, 0]);
       await c.query("COMMIT");
       ids.push(r.rows[0].id);
     } finally {
@@ -215,7 +215,7 @@ async function benchRawPostgres() {
         VALUES ($1, 'qcwy', '2099-01-01', $2, 10, 'raw', now()) ON CONFLICT ("keywordId", "crawlDate", page) DO UPDATE SET "jobsFound" = excluded."jobsFound"`, [id, page]);
       await c.query(`UPDATE "Keyword" SET "lastCompletedPage" = greatest("lastCompletedPage", $1), "jobsFound" = "jobsFound" + 10,
         "pagesCrawled" = "pagesCrawled" + 1, "heartbeatAt" = now(), version = version + 1 WHERE id = $2`, [page, id]);
-      await c.query(PG_COUNTER, [0, 10, 1]);
+      await c.query(PG_COUNTER, [id % 16, 0, 10, 1]);
       await c.query("COMMIT");
     } finally {
       c.release();

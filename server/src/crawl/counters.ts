@@ -3,15 +3,19 @@
 // after the write, so no transition can forget it.
 import { CrawlStatus, type KeywordState } from "./rules.ts";
 
+/** Counter rows per (source, day, status); a keyword always lands in the same one. */
+export const COUNTER_SHARDS = 16;
+
 export interface CounterDelta {
   crawlDate: string;
   status: CrawlStatus;
+  shard: number;
   keywords: number;
   jobsFound: number;
   pagesCrawled: number;
 }
 
-type Counted = Pick<KeywordState, "status" | "crawlDate" | "jobsFound" | "pagesCrawled">;
+type Counted = Pick<KeywordState, "status" | "crawlDate" | "jobsFound" | "pagesCrawled"> & { id: number };
 
 /**
  * What one keyword write does to today's counters. Only today's rows move: a keyword leaving
@@ -20,23 +24,24 @@ type Counted = Pick<KeywordState, "status" | "crawlDate" | "jobsFound" | "pagesC
  */
 export function counterDeltas(before: Counted, after: Counted, today: string): CounterDelta[] {
   const out: CounterDelta[] = [];
+  const shard = before.id % COUNTER_SHARDS;
   if (before.crawlDate === today && before.status !== CrawlStatus.IDLE) {
-    out.push({ crawlDate: today, status: before.status, keywords: -1, jobsFound: -before.jobsFound, pagesCrawled: -before.pagesCrawled });
+    out.push({ crawlDate: today, status: before.status, shard, keywords: -1, jobsFound: -before.jobsFound, pagesCrawled: -before.pagesCrawled });
   }
   if (after.crawlDate === today && after.status !== CrawlStatus.IDLE) {
-    out.push({ crawlDate: today, status: after.status, keywords: 1, jobsFound: after.jobsFound, pagesCrawled: after.pagesCrawled });
+    out.push({ crawlDate: today, status: after.status, shard, keywords: 1, jobsFound: after.jobsFound, pagesCrawled: after.pagesCrawled });
   }
   return out;
 }
 
 /**
- * Sum deltas per (day, status), drop the ones that cancel out, and sort them: concurrent
+ * Sum deltas per counter row, drop the ones that cancel out, and sort them: concurrent
  * transactions then lock counter rows in one order and cannot deadlock on them.
  */
 export function mergeDeltas(deltas: CounterDelta[]): CounterDelta[] {
   const byKey = new Map<string, CounterDelta>();
   for (const d of deltas) {
-    const key = `${d.crawlDate} ${d.status}`;
+    const key = `${d.crawlDate} ${d.status} ${String(d.shard).padStart(3, "0")}`;
     const m = byKey.get(key);
     if (m) {
       m.keywords += d.keywords;

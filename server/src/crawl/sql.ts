@@ -108,12 +108,12 @@ export async function loadSource(tx: SqlTx, id: string): Promise<Source | null> 
 export function addToCounters(tx: SqlTx, provider: Provider, sourceId: string, deltas: CounterDelta[]) {
   if (!deltas.length) return Promise.resolve(0);
   const rows = deltas.map(
-    (d) => Prisma.sql`(${sourceId}, ${d.crawlDate}, ${status(provider, d.status)}, ${d.keywords}, ${d.jobsFound}, ${d.pagesCrawled})`,
+    (d) => Prisma.sql`(${sourceId}, ${d.crawlDate}, ${status(provider, d.status)}, ${d.shard}, ${d.keywords}, ${d.jobsFound}, ${d.pagesCrawled})`,
   );
   return tx.execute(Prisma.sql`
-    INSERT INTO "CrawlCounter" ("sourceId", "crawlDate", "status", "keywords", "jobsFound", "pagesCrawled")
+    INSERT INTO "CrawlCounter" ("sourceId", "crawlDate", "status", "shard", "keywords", "jobsFound", "pagesCrawled")
     VALUES ${Prisma.join(rows)}
-    ON CONFLICT ("sourceId", "crawlDate", "status") DO UPDATE SET
+    ON CONFLICT ("sourceId", "crawlDate", "status", "shard") DO UPDATE SET
       "keywords" = "CrawlCounter"."keywords" + excluded."keywords",
       "jobsFound" = "CrawlCounter"."jobsFound" + excluded."jobsFound",
       "pagesCrawled" = "CrawlCounter"."pagesCrawled" + excluded."pagesCrawled"`);

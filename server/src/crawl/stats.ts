@@ -56,7 +56,7 @@ export async function crawlStats(db: Database, calendar: CrawlCalendar, sourceId
   const counts: StatusCounts = { idle: 0, crawling: 0, completed: 0, failed: 0, partial: 0 };
   let jobs = 0;
   let pages = 0;
-  // At most four rows, whatever the number of keywords (see counters.ts).
+  // At most four statuses × 16 shards, whatever the number of keywords (see counters.ts).
   for (const c of await db.reader.crawlCounter.findMany({ where: { sourceId, crawlDate: day } })) {
     counts[KEY[c.status]] += c.keywords;
     jobs += c.jobsFound;

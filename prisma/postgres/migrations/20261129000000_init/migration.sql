@@ -96,11 +96,12 @@ CREATE TABLE "CrawlCounter" (
     "sourceId" TEXT NOT NULL,
     "crawlDate" TEXT NOT NULL,
     "status" "CrawlStatus" NOT NULL,
+    "shard" INTEGER NOT NULL,
     "keywords" INTEGER NOT NULL DEFAULT 0,
     "jobsFound" INTEGER NOT NULL DEFAULT 0,
     "pagesCrawled" INTEGER NOT NULL DEFAULT 0,
 
-    CONSTRAINT "CrawlCounter_pkey" PRIMARY KEY ("sourceId","crawlDate","status")
+    CONSTRAINT "CrawlCounter_pkey" PRIMARY KEY ("sourceId","crawlDate","status","shard")
 );
 
 -- CreateIndex

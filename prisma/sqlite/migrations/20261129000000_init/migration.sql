@@ -82,11 +82,12 @@ CREATE TABLE "CrawlCounter" (
     "sourceId" TEXT NOT NULL,
     "crawlDate" TEXT NOT NULL,
     "status" TEXT NOT NULL,
+    "shard" INTEGER NOT NULL,
     "keywords" INTEGER NOT NULL DEFAULT 0,
     "jobsFound" INTEGER NOT NULL DEFAULT 0,
     "pagesCrawled" INTEGER NOT NULL DEFAULT 0,
 
-    PRIMARY KEY ("sourceId", "crawlDate", "status"),
+    PRIMARY KEY ("sourceId", "crawlDate", "status", "shard"),
     CONSTRAINT "CrawlCounter_sourceId_fkey" FOREIGN KEY ("sourceId") REFERENCES "Source" ("id") ON DELETE RESTRICT ON UPDATE CASCADE
 );
 
