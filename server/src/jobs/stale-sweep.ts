@@ -3,14 +3,8 @@
 // heartbeat, not from crawl start: a healthy long crawl is never taken away.
 import type { Logger } from "pino";
 import type { CrawlStore } from "../crawl/store.ts";
+import { logChanges } from "./log-changes.ts";
 
 export async function staleSweep(store: CrawlStore, log: Logger): Promise<number> {
-  const changed = await store.sweepStale();
-  let total = 0;
-  for (const [sourceId, n] of changed) {
-    total += n;
-    log.info({ job: "stale-sweep", sourceId, keywords: n }, "stale CRAWLING keywords → PARTIAL");
-  }
-  log.debug({ job: "stale-sweep", keywords: total }, "stale sweep done");
-  return total;
+  return logChanges(log, "stale-sweep", await store.sweepStale(), "stale CRAWLING keywords → PARTIAL");
 }
