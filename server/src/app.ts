@@ -59,6 +59,8 @@ export interface App {
 }
 
 const here = dirname(fileURLToPath(import.meta.url));
+/** How long stop() lets requests in flight finish. */
+const SHUTDOWN_GRACE_MS = 5_000;
 const webRoot = join(here, "../../web");
 
 export async function buildApp(options: BuildAppOptions = {}): Promise<App> {
@@ -261,8 +263,13 @@ export async function buildApp(options: BuildAppOptions = {}): Promise<App> {
       await new Promise<void>((resolve) => {
         wss.close(() => resolve());
       });
-      server.closeAllConnections();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
+      // Stop accepting, let requests in flight finish (a spider's report gets its answer), then
+      // cut what is left after the grace period.
+      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+      server.closeIdleConnections();
+      const grace = setTimeout(() => server.closeAllConnections(), SHUTDOWN_GRACE_MS);
+      await closed;
+      clearTimeout(grace);
       await database.close();
     },
     runJob(name) {
