@@ -141,3 +141,15 @@ export async function ageHeartbeat(server: TestServer, keywordId: string, second
     tx.execute(Prisma.sql`UPDATE "Keyword" SET "heartbeatAt" = ${at} WHERE "id" = ${Number(keywordId)}`),
   );
 }
+
+/**
+ * A time zone where it is around noon now, for tests on the real clock: their crawl day cannot
+ * turn while they run, whatever time CI starts them.
+ */
+export function middayTimeZone(now = new Date()): string {
+  let offset = 12 - now.getUTCHours();
+  if (offset > 14) offset -= 24;
+  if (offset < -12) offset += 24;
+  // Etc/GMT names are sign-inverted: Etc/GMT-8 is UTC+8.
+  return offset === 0 ? "Etc/GMT" : `Etc/GMT${offset > 0 ? "-" : "+"}${Math.abs(offset)}`;
+}

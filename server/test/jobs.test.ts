@@ -2,7 +2,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ClaimKeywordsDocument, ReportPageProgressDocument } from "../../spiders/src/gql/graphql.ts";
 import { ManualClock } from "../src/crawl/crawl-day.ts";
-import { startServer, type TestServer } from "./harness.ts";
+import { middayTimeZone, startServer, type TestServer } from "./harness.ts";
 import { testProviders } from "./databases.ts";
 
 const STATS = `query($s: ID!, $d: Date) { stats(source: $s, date: $d) {
@@ -22,7 +22,11 @@ describe.each(await testProviders())("scheduled jobs on %s", (provider) => {
   describe("stale sweep on a per-second cron", () => {
     let s: TestServer;
     beforeAll(async () => {
-      s = await startServer(provider, { realClock: true, scheduler: true, config: { STALE_SWEEP_CRON: "* * * * * *" } });
+      s = await startServer(provider, {
+        realClock: true,
+        scheduler: true,
+        config: { STALE_SWEEP_CRON: "* * * * * *", CRAWL_TZ: middayTimeZone() },
+      });
     });
     afterAll(() => s?.close());
 

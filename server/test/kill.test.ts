@@ -8,7 +8,7 @@ import { seedSources } from "../src/db/seed.ts";
 import { importKeywords, crossProduct } from "../src/keywords/import.ts";
 import { createTestDatabase, type TestDatabase, testProviders } from "./databases.ts";
 import { spawnServer, type ServerProcess } from "./process.ts";
-import { cities } from "./harness.ts";
+import { cities, middayTimeZone } from "./harness.ts";
 
 async function gql(url: string, token: string, query: string, variables: Record<string, unknown>) {
   const r = await fetch(url, {
@@ -43,7 +43,8 @@ describe.each(await testProviders())("server killed under load on %s", (provider
   });
 
   it("keeps every acknowledged report across a SIGKILL and restart", async () => {
-    server = await spawnServer({ DATABASE_URL: tdb.url });
+    const zone = middayTimeZone(); // the real clock: keep midnight out of the way
+    server = await spawnServer({ DATABASE_URL: tdb.url, CRAWL_TZ: zone });
     const claims: { keyword: { id: string }; leaseToken: string }[] = (await gql(server.url, token, CLAIM, { n: 100 })).data.claimKeywords;
     expect(claims).toHaveLength(100);
 
@@ -73,7 +74,7 @@ describe.each(await testProviders())("server killed under load on %s", (provider
     expect(acked.length).toBeGreaterThanOrEqual(400);
 
     // Restart on the same database: everything acknowledged is there.
-    server = await spawnServer({ DATABASE_URL: tdb.url });
+    server = await spawnServer({ DATABASE_URL: tdb.url, CRAWL_TZ: zone });
     const reports = await db.reader.pageReport.findMany({ where: { sourceId: "qcwy" } });
     const stored = new Set(reports.map((r) => `${r.keywordId}:${r.page}`));
     const missing = acked.filter((a) => !stored.has(`${a.id}:${a.page}`));
