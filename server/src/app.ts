@@ -13,8 +13,6 @@ import { maxDepthPlugin } from "@escape.tech/graphql-armor-max-depth";
 import { costLimitPlugin } from "@escape.tech/graphql-armor-cost-limit";
 import { maxAliasesPlugin } from "@escape.tech/graphql-armor-max-aliases";
 import { maxTokensPlugin } from "@escape.tech/graphql-armor-max-tokens";
-import { WebSocketServer } from "ws";
-import { useServer } from "graphql-ws/use/ws";
 import sirv from "sirv";
 import type { Logger } from "pino";
 import { bearer, type Principal, TokenVerifier } from "./auth/tokens.ts";
@@ -34,6 +32,7 @@ import { dayRollover } from "./jobs/day-rollover.ts";
 import { Scheduler } from "./jobs/scheduler.ts";
 import { staleSweep } from "./jobs/stale-sweep.ts";
 import { useErrorCodes } from "./http/use-error-codes.ts";
+import { attachWebSocket } from "./http/websocket.ts";
 import { createLogger } from "./log.ts";
 import { Metrics } from "./metrics.ts";
 import { schema } from "./schema/index.ts";
@@ -190,51 +189,14 @@ export async function buildApp(options: BuildAppOptions = {}): Promise<App> {
     });
   }
 
-  const socketToken = (params: Record<string, unknown> | undefined) =>
-    bearer((params?.Authorization ?? params?.authorization ?? params?.token) as string | undefined);
-
   const server: Server = createServer(handle);
-  const wss = new WebSocketServer({ server, path: yoga.graphqlEndpoint, maxPayload: config.MAX_BODY_BYTES });
-  const wsServer = useServer<Record<string, unknown> | undefined, { principal?: Principal | null }>(
-    {
-      execute: (args) => (args.rootValue as any).execute(args),
-      subscribe: (args) => (args.rootValue as any).subscribe(args),
-      onConnect: async (ctx) => {
-        try {
-          ctx.extra.principal = await principalFor(socketToken(ctx.connectionParams));
-        } catch {
-          return false; // unknown or revoked token: the socket closes with 4403 Forbidden
-        }
-        return config.PUBLIC_READS || ctx.extra.principal !== null;
-      },
-      onSubscribe: async (ctx, _id, params) => {
-        // Checked again per operation: a token revoked while the socket is open stops working.
-        try {
-          ctx.extra.principal = await principalFor(socketToken(ctx.connectionParams));
-        } catch (e) {
-          return [e as GraphQLError];
-        }
-        const { schema, execute, subscribe, contextFactory, parse, validate } = yoga.getEnveloped({
-          ...ctx,
-          req: ctx.extra.request,
-          socket: ctx.extra.socket,
-          params,
-          principal: ctx.extra.principal ?? null,
-        });
-        const args = {
-          schema,
-          operationName: params.operationName,
-          document: parse(params.query),
-          variableValues: params.variables,
-          contextValue: await contextFactory(),
-          rootValue: { execute, subscribe },
-        };
-        const errors = validate(args.schema, args.document);
-        return errors.length ? errors : args;
-      },
-    },
-    wss,
-  );
+  const websocket = attachWebSocket({
+    server,
+    yoga,
+    principalFor,
+    publicReads: config.PUBLIC_READS,
+    maxPayload: config.MAX_BODY_BYTES,
+  });
 
   const scheduler = new Scheduler(store, log.child({ role: "scheduler" }), {
     staleSweepCron: config.STALE_SWEEP_CRON,
@@ -259,10 +221,7 @@ export async function buildApp(options: BuildAppOptions = {}): Promise<App> {
       scheduler.stop();
       distribution.close();
       await changes.return?.();
-      await wsServer.dispose();
-      await new Promise<void>((resolve) => {
-        wss.close(() => resolve());
-      });
+      await websocket.close();
       // Stop accepting, let requests in flight finish (a spider's report gets its answer), then
       // cut what is left after the grace period.
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));

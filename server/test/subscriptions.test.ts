@@ -111,6 +111,16 @@ describe.each(await testProviders())("subscriptions on %s", (provider) => {
     expect((sub.errors[0] as any).extensions?.code).toBe("NOT_FOUND");
   });
 
+  it("a document that does not parse is an error on the operation, and the socket stays open", async () => {
+    const client = s.ws();
+    const bad = collect(client, `subscription { crawlStatusDistribution(source: "boss") { total `, {});
+    const good = collect(client, DISTRIBUTION, { s: "boss" });
+    await bad.until(() => bad.errors.length > 0);
+    expect((bad.errors[0] as any)[0]?.extensions?.code ?? (bad.errors[0] as any).extensions?.code).toBe("GRAPHQL_PARSE_FAILED");
+    await good.until(() => good.messages.length > 0);
+    good.stop();
+  });
+
   it("a bad token cannot open a socket", async () => {
     const client = s.ws("ccp_not-a-real-token");
     const sub = collect(client, DISTRIBUTION, { s: "boss" });

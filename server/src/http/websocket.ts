@@ -1,0 +1,73 @@
+// graphql-ws on the HTTP server's port, executing through the same Yoga (same schema, plugins,
+// context and limits as HTTP). A token is checked when the socket opens and again for every
+// operation, so a revoked token stops working on a socket that is already open.
+import type { Server } from "node:http";
+import type { GraphQLError } from "graphql";
+import type { YogaServerInstance } from "graphql-yoga";
+import { useServer } from "graphql-ws/use/ws";
+import { WebSocketServer } from "ws";
+import { bearer, type Principal } from "../auth/tokens.ts";
+
+export interface WebSocketOptions {
+  server: Server;
+  yoga: YogaServerInstance<any, any>;
+  /** The principal of a token (null without one); throws for an unknown or revoked token. */
+  principalFor(token: string | null): Promise<Principal | null>;
+  /** Whether a socket without a token may subscribe. */
+  publicReads: boolean;
+  maxPayload: number;
+}
+
+/** The token from graphql-ws connectionParams: `Authorization: Bearer …` (or a bare `token`). */
+const socketToken = (params: Record<string, unknown> | undefined) =>
+  bearer((params?.Authorization ?? params?.authorization ?? params?.token) as string | undefined);
+
+export function attachWebSocket({ server, yoga, principalFor, publicReads, maxPayload }: WebSocketOptions) {
+  const wss = new WebSocketServer({ server, path: yoga.graphqlEndpoint, maxPayload });
+  const disposable = useServer<Record<string, unknown> | undefined, { principal?: Principal | null }>(
+    {
+      execute: (args) => (args.rootValue as any).execute(args),
+      subscribe: (args) => (args.rootValue as any).subscribe(args),
+      onConnect: async (ctx) => {
+        try {
+          ctx.extra.principal = await principalFor(socketToken(ctx.connectionParams));
+        } catch {
+          return false; // unknown or revoked token: the socket closes with 4403 Forbidden
+        }
+        return publicReads || ctx.extra.principal !== null;
+      },
+      onSubscribe: async (ctx, _id, params) => {
+        try {
+          ctx.extra.principal = await principalFor(socketToken(ctx.connectionParams));
+          const { schema, execute, subscribe, contextFactory, parse, validate } = yoga.getEnveloped({
+            ...ctx,
+            req: ctx.extra.request,
+            socket: ctx.extra.socket,
+            params,
+            principal: ctx.extra.principal ?? null,
+          });
+          const args = {
+            schema,
+            operationName: params.operationName,
+            document: parse(params.query),
+            variableValues: params.variables,
+            contextValue: await contextFactory(),
+            rootValue: { execute, subscribe },
+          };
+          const errors = validate(args.schema, args.document);
+          return errors.length ? errors : args;
+        } catch (e) {
+          // A refused token or a document that does not parse: an error message, not a closed socket.
+          return [e as GraphQLError];
+        }
+      },
+    },
+    wss,
+  );
+  return {
+    async close() {
+      await disposable.dispose();
+      await new Promise<void>((resolve) => wss.close(() => resolve()));
+    },
+  };
+}
