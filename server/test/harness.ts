@@ -27,10 +27,15 @@ export interface TestServer {
   request<T = any, V = Record<string, unknown>>(
     query: string | TypedDocumentNode<T, V>,
     variables?: V,
-    opts?: { token?: string | null; headers?: Record<string, string> },
+    opts?: { token?: string | null; headers?: Record<string, string>; operationName?: string },
   ): Promise<GqlResult<T>>;
   /** Like request, but throws on errors and returns data. */
-  ok<T = any, V = Record<string, unknown>>(query: string | TypedDocumentNode<T, V>, variables?: V, token?: string | null): Promise<T>;
+  ok<T = any, V = Record<string, unknown>>(
+    query: string | TypedDocumentNode<T, V>,
+    variables?: V,
+    token?: string | null,
+    operationName?: string,
+  ): Promise<T>;
   /** The error code of a request expected to fail. */
   code<V = Record<string, unknown>>(query: string | TypedDocumentNode<any, V>, variables?: V, token?: string | null): Promise<string | undefined>;
   ws(token?: string | null): Client;
@@ -70,7 +75,7 @@ export async function startServer(
         ...(token ? { authorization: `Bearer ${token}` } : {}),
         ...o.headers,
       },
-      body: JSON.stringify({ query: typeof query === "string" ? query : print(query), variables }),
+      body: JSON.stringify({ query: typeof query === "string" ? query : print(query), variables, operationName: o.operationName }),
     });
     const body = (await res.json()) as GqlResult<any>;
     return { ...body, status: res.status };
@@ -82,8 +87,8 @@ export async function startServer(
     clock,
     tokens,
     request,
-    async ok(query, variables, token) {
-      const r = await request(query, variables, { token });
+    async ok(query, variables, token, operationName) {
+      const r = await request(query, variables, { token, operationName });
       if (r.errors?.length) throw new Error(`GraphQL error: ${JSON.stringify(r.errors)}`);
       return r.data as any;
     },

@@ -1,6 +1,7 @@
 // What a person opening the server in a browser gets: GraphiQL with the spider's cycle, the web
 // page at /, and the health check.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { GRAPHIQL_EXAMPLE } from "../src/graphiql-example.ts";
 import { startServer, type TestServer } from "./harness.ts";
 
 describe("served pages", () => {
@@ -17,6 +18,20 @@ describe("served pages", () => {
     expect(html).toContain("Crawl control plane");
     for (const op of ["claimKeywords", "reportPageProgress", "reportCrawlComplete", "crawlStatusDistribution"]) expect(html).toContain(op);
     expect(html).not.toMatch(/<script[^>]+src="https?:\/\//);
+  });
+
+  it("the GraphiQL document runs the whole spider cycle by hand, operation by operation", async () => {
+    const run = (operationName: string, variables: Record<string, unknown> = {}) => s.ok(GRAPHIQL_EXAMPLE, { ...variables }, s.tokens.admin, operationName);
+    expect((await run("ImportKeywords")).importKeywords).toEqual({ created: 4, existing: 0 });
+    const [claim] = (await run("Claim")).claimKeywords;
+    expect(claim).toMatchObject({ startPage: 1, resumed: false, keyword: { status: "CRAWLING" } });
+    const vars = { id: claim.keyword.id, lease: claim.leaseToken };
+    expect((await run("ReportPage", { ...vars, page: 1 })).reportPageProgress).toMatchObject({ lastCompletedPage: 1, jobsFound: 15 });
+    expect((await run("Complete", vars)).reportCrawlComplete.status).toBe("COMPLETED");
+    expect((await run("Stats")).stats).toMatchObject({ used: 1, jobsFound: 15, pagesCrawled: 1, byStatus: { completed: 1, idle: 3 } });
+    const history = (await run("History", { id: claim.keyword.id })).keyword;
+    expect(history.events.map((e: { to: string }) => e.to)).toEqual(["COMPLETED", "CRAWLING"]);
+    expect(history.pageReports).toHaveLength(1);
   });
 
   it("serves the web page at / and /healthz", async () => {
