@@ -39,6 +39,8 @@ const ReportCrawlCompleteInput = builder.inputType("ReportCrawlCompleteInput", {
   }),
 });
 
+// Schemas are built once: zod compiles each on first use, too costly per request.
+const claimArgs = z.object({ source: sourceId, crawlerId, limit: z.number().int().min(1).max(MAX_CLAIM_LIMIT) });
 const leaseArgs = z.object({ keywordId: idInt, leaseToken });
 // Range checks that depend on the source (page ≤ maxPages, …) are the state machine's (rules.ts).
 const progressArgs = leaseArgs.extend({
@@ -63,10 +65,7 @@ builder.mutationFields((t) => ({
       limit: t.arg.int({ defaultValue: 1 }),
     },
     resolve: (_root, args, ctx) => {
-      const a = parseInput(
-        z.object({ source: sourceId, crawlerId, limit: z.number().int().min(1).max(MAX_CLAIM_LIMIT) }),
-        { ...args, limit: args.limit ?? 1 },
-      );
+      const a = parseInput(claimArgs, { ...args, limit: args.limit ?? 1 });
       return ctx.store.claim(a.source, a.crawlerId, a.limit);
     },
   }),

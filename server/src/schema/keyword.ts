@@ -5,7 +5,7 @@ import { CrawlStatus, effectiveStatus } from "../crawl/rules.ts";
 import type { Context } from "../context.ts";
 import { notFound } from "../errors.ts";
 import { builder } from "./builder.ts";
-import { idInt, parseInput, search, sourceId } from "./validate.ts";
+import { byId, byOptionalSource, parseInput, search, sourceId } from "./validate.ts";
 
 export const CrawlStatusEnum = builder.enumType(CrawlStatus, {
   name: "CrawlStatus",
@@ -115,7 +115,7 @@ builder.queryFields((t) => ({
     nullable: true,
     args: { id: t.arg.id({ required: true }) },
     resolve: (query, _root, args, ctx) => {
-      const { id } = parseInput(z.object({ id: idInt }), args);
+      const { id } = parseInput(byId, args);
       return ctx.db.keyword.findUnique({ ...query, where: { id } });
     },
   }),
@@ -136,7 +136,7 @@ builder.mutationFields((t) => ({
     authScopes: { admin: true },
     description: "Forget a keyword's crawl state for today (admin): it becomes IDLE and any live lease is revoked.",
     args: { id: t.arg.id({ required: true }) },
-    resolve: (_query, _root, args, ctx) => ctx.store.reset(parseInput(z.object({ id: idInt }), args).id),
+    resolve: (_query, _root, args, ctx) => ctx.store.reset(parseInput(byId, args).id),
   }),
 }));
 
@@ -146,7 +146,7 @@ builder.subscriptionFields((t) => ({
     description: "Every change of a keyword's crawl state, optionally of one source.",
     args: { source: t.arg.id() },
     subscribe: async (_root, args, ctx) => {
-      const { source } = parseInput(z.object({ source: sourceId.nullish() }), args);
+      const { source } = parseInput(byOptionalSource, args);
       if (source && !(await ctx.db.source.findUnique({ where: { id: source }, select: { id: true } }))) {
         throw notFound(`source "${source}" does not exist`);
       }

@@ -1,9 +1,8 @@
-import { z } from "zod";
 import { type CrawlStats, crawlStats, type StatusCounts } from "../crawl/stats.ts";
 import { notFound } from "../errors.ts";
 import { builder } from "./builder.ts";
 import { SourceRef } from "./source.ts";
-import { parseInput, sourceId } from "./validate.ts";
+import { bySource, parseInput } from "./validate.ts";
 
 const StatusCountsRef = builder.objectRef<StatusCounts>("StatusCounts").implement({
   fields: (t) => ({
@@ -35,7 +34,7 @@ builder.queryFields((t) => ({
     description: "A source's statistics for a crawl day (default: today in CRAWL_TZ).",
     args: { source: t.arg.id({ required: true }), date: t.arg({ type: "Date" }) },
     resolve: (_root, args, ctx) => {
-      const a = parseInput(z.object({ source: sourceId }), { source: args.source });
+      const a = parseInput(bySource, { source: args.source });
       return crawlStats(ctx.database, ctx.calendar, a.source, args.date);
     },
   }),
@@ -47,7 +46,7 @@ builder.subscriptionFields((t) => ({
     description: "Today's statistics of a source: at once, then after every change (bursts coalesced).",
     args: { source: t.arg.id({ required: true }) },
     subscribe: async (_root, args, ctx) => {
-      const { source } = parseInput(z.object({ source: sourceId }), args);
+      const { source } = parseInput(bySource, args);
       if (!(await ctx.db.source.findUnique({ where: { id: source }, select: { id: true } }))) {
         throw notFound(`source "${source}" does not exist`);
       }

@@ -24,3 +24,8 @@ export const city = z.string().trim().min(1, "must not be empty").max(64);
 export const job = z.string().trim().min(1, "must not be empty").max(128);
 export const errorMessage = z.string().max(2000);
 export const search = z.string().trim().max(100);
+
+/** Argument shapes several resolvers share. */
+export const byId = z.object({ id: idInt });
+export const bySource = z.object({ source: sourceId });
+export const byOptionalSource = z.object({ source: sourceId.nullish() });
