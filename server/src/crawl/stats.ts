@@ -2,7 +2,7 @@
 // every keyword write, see counters.ts): constant time at any number of keywords. A past day's
 // counters are its distribution as the day ended.
 import type { Database } from "../db/client.ts";
-import type { Source } from "../../../generated/sqlite/client.ts";
+import { type CrawlCounter, Prisma, type Source } from "../../../generated/sqlite/client.ts";
 import { notFound } from "../errors.ts";
 import type { CrawlCalendar } from "./crawl-day.ts";
 import { CrawlStatus } from "./rules.ts";
@@ -50,14 +50,17 @@ function finish(source: Source, date: string, counts: StatusCounts, jobsFound: n
 }
 
 export async function crawlStats(db: Database, calendar: CrawlCalendar, sourceId: string, date?: string | null): Promise<CrawlStats> {
-  const source = await db.reader.source.findUnique({ where: { id: sourceId } });
+  const [source] = await db.query<Source>(Prisma.sql`SELECT * FROM "Source" WHERE "id" = ${sourceId}`);
   if (!source) throw notFound(`source "${sourceId}" does not exist`);
   const day = date ?? calendar.today();
   const counts: StatusCounts = { idle: 0, crawling: 0, completed: 0, failed: 0, partial: 0 };
   let jobs = 0;
   let pages = 0;
   // At most four statuses × 16 shards, whatever the number of keywords (see counters.ts).
-  for (const c of await db.reader.crawlCounter.findMany({ where: { sourceId, crawlDate: day } })) {
+  const counters = await db.query<CrawlCounter>(
+    Prisma.sql`SELECT * FROM "CrawlCounter" WHERE "sourceId" = ${sourceId} AND "crawlDate" = ${day}`,
+  );
+  for (const c of counters) {
     counts[KEY[c.status]] += c.keywords;
     jobs += c.jobsFound;
     pages += c.pagesCrawled;

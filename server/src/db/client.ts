@@ -26,6 +26,8 @@ export interface Database {
   provider: Provider;
   /** Reads and GraphQL field resolution; on SQLite it sees committed data only (WAL). */
   reader: Db;
+  /** A raw read of committed data, for reads on every request (where Prisma's own cost shows). */
+  query<T = Record<string, unknown>>(sql: Prisma.Sql): Promise<T[]>;
   /**
    * Run `fn` in one write transaction; it commits when `fn` resolves and rolls back when it throws.
    * On SQLite transactions run one at a time (BEGIN IMMEDIATE on a dedicated connection); on
@@ -58,15 +60,10 @@ const STATEMENT_CACHE = 256;
 const sqliteValue = (v: unknown) =>
   v instanceof Date ? v.toISOString().replace("Z", "+00:00") : typeof v === "boolean" ? (v ? 1 : 0) : v === undefined ? null : v;
 
-/**
- * SQLite writes on a better-sqlite3 connection of their own. Statements are synchronous and take
- * microseconds; a queue lets one transaction run at a time, and every write in the process goes
- * through it, so nothing ever waits on SQLite's lock while holding the event loop.
- */
-class SqliteWriter {
-  private readonly conn: BetterSqlite3.Database;
+/** A better-sqlite3 connection with a cache of prepared statements and Prisma's value formats. */
+class SqliteConnection {
+  protected readonly conn: BetterSqlite3.Database;
   private readonly statements = new Map<string, { stmt: BetterSqlite3.Statement; convert: (row: any) => any }>();
-  private queue: Promise<unknown> = Promise.resolve();
 
   constructor(path: string) {
     this.conn = new BetterSqlite3(path, { timeout: 10_000 });
@@ -96,13 +93,26 @@ class SqliteWriter {
     return entry;
   }
 
-  private readonly tx: SqlTx = {
+  readonly tx: SqlTx = {
     query: async <T>(sql: Prisma.Sql) => {
       const { stmt, convert } = this.prepare(sql.sql);
       return stmt.all(...sql.values.map(sqliteValue)).map(convert) as T[];
     },
     execute: async (sql: Prisma.Sql) => this.prepare(sql.sql).stmt.run(...sql.values.map(sqliteValue)).changes,
   };
+
+  close() {
+    this.conn.close();
+  }
+}
+
+/**
+ * SQLite writes on a connection of their own. Statements are synchronous and take microseconds; a
+ * queue lets one transaction run at a time, and every write in the process goes through it, so
+ * nothing ever waits on SQLite's lock while holding the event loop.
+ */
+class SqliteWriter extends SqliteConnection {
+  private queue: Promise<unknown> = Promise.resolve();
 
   transaction<T>(fn: (tx: SqlTx) => Promise<T>): Promise<T> {
     const run = async () => {
@@ -120,24 +130,23 @@ class SqliteWriter {
     this.queue = next.catch(() => {});
     return next;
   }
-
-  close() {
-    this.conn.close();
-  }
 }
 
 async function openSqlite(url: string): Promise<Database> {
   const path = sqlitePath(url);
   mkdirSync(dirname(path), { recursive: true });
   const writer = new SqliteWriter(path);
+  const rawReader = new SqliteConnection(path);
   const reader = new SqliteClient({ adapter: new PrismaBetterSQLite3({ url: path, timeout: 10_000 }), transactionOptions: TX_OPTIONS });
   await reader.$executeRawUnsafe("PRAGMA foreign_keys = ON");
   return {
     provider: "sqlite",
     reader,
+    query: (sql) => rawReader.tx.query(sql),
     transaction: (fn) => writer.transaction(fn),
     async close() {
       await reader.$disconnect();
+      rawReader.close();
       writer.close();
     },
   };
@@ -166,6 +175,7 @@ async function openPostgres(url: string): Promise<Database> {
   return {
     provider: "postgres",
     reader,
+    query: async <T>(sql: Prisma.Sql) => (await pool.query(sql.text, sql.values.map(pgValue))).rows as T[],
     async transaction(fn) {
       const client = await pool.connect();
       let broken = false;
