@@ -185,6 +185,7 @@ async function benchRawPostgres() {
   const db = await freshDatabase();
   await migrate(db.url);
   const pool = new pg.Pool({ connectionString: db.url, max: 20 });
+  pool.on("error", () => {}); // connections terminated when the bench database is dropped
   await pool.query(`INSERT INTO "Source" (id, name, "maxPages", "updatedAt") VALUES ('qcwy', 'qcwy', 50, now())`);
   await pool.query(`INSERT INTO "Keyword" ("sourceId", city, job, "updatedAt") SELECT 'qcwy', 'city' || g, 'bench', now() FROM generate_series(1, $1) g`, [KEYWORDS]);
   const ids: number[] = [];
