@@ -88,6 +88,13 @@ describe.each(await testProviders())("server killed under load on %s", (provider
       expect(k.lastCompletedPage).toBe(Math.max(0, ...mine.map((r) => r.page)));
       expect(k.status).toBe("CRAWLING");
     }
+    // The day's counters (what stats read) survived the kill in step with the rows.
+    const stats = (await gql(server.url, token, `{ stats(source: "qcwy") { byStatus { crawling } jobsFound pagesCrawled } }`, {})).data.stats;
+    expect(stats).toEqual({
+      byStatus: { crawling: 100 },
+      jobsFound: keywords.reduce((n, k) => n + k.jobsFound, 0),
+      pagesCrawled: keywords.reduce((n, k) => n + k.pagesCrawled, 0),
+    });
     // The restarted server serves the same leases: a spider carries on where it was.
     const c = claims[0]!;
     const kw = keywords.find((k) => String(k.id) === c.keyword.id)!;
