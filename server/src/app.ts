@@ -218,7 +218,7 @@ export async function buildApp(options: BuildAppOptions = {}): Promise<App> {
       return port;
     },
     async stop() {
-      scheduler.stop();
+      await scheduler.stop();
       distribution.close();
       await changes.return?.();
       await websocket.close();

@@ -66,6 +66,7 @@ describe.each(await testProviders())("bad input on %s", (provider) => {
     ["stats of an unknown source", `query($s: ID!) { stats(source: $s) { total } }`, () => ({ s: "indeed" }), "NOT_FOUND"],
     ["stats of an impossible date", `query { stats(source: "boss", date: "2026-02-30") { total } }`, () => ({}), "BAD_USER_INPUT"],
     ["stats date in the wrong format", `query($d: Date) { stats(source: "boss", date: $d) { total } }`, () => ({ d: "29/11/2026" }), "BAD_USER_INPUT"],
+    ["an id beyond the 32-bit range", `query { keyword(id: "99999999999") { id } }`, () => ({}), "BAD_USER_INPUT"],
     ["keyword with a malformed id", `query { keyword(id: "1; DROP TABLE") { id } }`, () => ({}), "BAD_USER_INPUT"],
     ["over-long search", `query($q: String) { keywords(search: $q) { totalCount } }`, () => ({ q: "q".repeat(101) }), "BAD_USER_INPUT"],
     ["a page size over the maximum", `query { keywords(first: 100000) { totalCount } }`, () => ({}), "BAD_USER_INPUT"],

@@ -91,3 +91,31 @@ describe.each(await testProviders())("claims on %s", (provider) => {
     expect(await claim("z")).toEqual([]);
   });
 });
+
+describe.each(await testProviders())("claim order when a candidate finishes on the spot, on %s", (provider) => {
+  let s: TestServer;
+  beforeAll(async () => {
+    s = await startServer(provider);
+  });
+  afterAll(() => s?.close());
+
+  it("keeps taking PARTIAL keywords before fresh ones", async () => {
+    await s.importKeywords("boss", ["done-by-now", "resumable", "fresh"], ["order"]);
+    const spider = s.tokens.spider;
+    const take = async (crawlerId: string) => (await s.ok(ClaimKeywordsDocument, { source: "boss", crawlerId, limit: 1 }, spider)).claimKeywords[0]!;
+    const [first, second] = (await s.ok(ClaimKeywordsDocument, { source: "boss", crawlerId: "two", limit: 2 }, spider)).claimKeywords;
+    expect([first!.keyword.city, second!.keyword.city]).toEqual(["done-by-now", "resumable"]);
+    for (const [c, pages] of [[first!, 2], [second!, 1]] as const) {
+      for (let page = 1; page <= pages; page++) {
+        await s.ok(ReportPageProgressDocument, { input: { keywordId: c.keyword.id, leaseToken: c.leaseToken, page, jobsFound: 1 } }, spider);
+      }
+      await s.ok(ReleaseKeywordDocument, { keywordId: c.keyword.id, leaseToken: c.leaseToken }, spider);
+    }
+    // Two pages is now everything: "done-by-now" has nothing left and completes during the claim.
+    await s.ok(`mutation { updateSource(id: "boss", input: { maxPages: 2 }) { id } }`);
+    const next = await take("after");
+    expect(next).toMatchObject({ startPage: 2, resumed: true, keyword: { city: "resumable" } });
+    const done = await s.ok(`{ keywords(source: "boss", search: "done-by-now") { edges { node { status } } } }`);
+    expect(done.keywords.edges[0].node.status).toBe("COMPLETED");
+  });
+});

@@ -132,7 +132,7 @@ export async function snapshot(server: TestServer) {
   const db = server.app.services.database.reader;
   const [keywords, reports, events, sources] = await Promise.all([
     db.keyword.findMany({ orderBy: { id: "asc" } }),
-    db.pageReport.findMany({ orderBy: { id: "asc" } }),
+    db.pageReport.findMany({ orderBy: [{ keywordId: "asc" }, { crawlDate: "asc" }, { page: "asc" }] }),
     db.crawlEvent.count(),
     db.source.findMany({ orderBy: { id: "asc" } }),
   ]);

@@ -37,7 +37,7 @@ describe.each(await testProviders())("reports on %s", (provider) => {
     expect(p2.data?.reportPageProgress).toMatchObject({ jobsFound: 27, pagesCrawled: 2, lastCompletedPage: 2, totalPages: 5 });
     const stats = await s.ok(`{ stats(source: "qcwy") { jobsFound pagesCrawled } }`);
     expect(stats.stats).toEqual({ jobsFound: 27, pagesCrawled: 2 });
-    const reports = await s.app.services.database.reader.pageReport.findMany({ where: { keywordId: Number(id) } });
+    const reports = await s.app.services.database.reader.pageReport.findMany({ where: { keywordId: Number(id) }, orderBy: { page: "asc" } });
     expect(reports.map((r) => [r.page, r.jobsFound])).toEqual([
       [1, 20],
       [2, 7],

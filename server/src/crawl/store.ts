@@ -145,11 +145,12 @@ export class CrawlStore {
       if (!source) throw notFound(`source "${sourceId}" does not exist`);
       if (!source.enabled) return [];
       const claims: Claim[] = [];
+      // Candidates seen in this claim; the next read of a group skips them.
       const skip = new Set<number>();
-      // Rounds only repeat when a concurrent claimer won a candidate (PostgreSQL).
-      for (let round = 0; round < 3 && claims.length < limit; round++) {
-        let raced = false; // a round came up short: try another
-        for (const pick of sql.CLAIM_ORDER) {
+      for (const pick of sql.CLAIM_ORDER) {
+        // Read a group again while it may hold more: a candidate finished on the spot (no pages
+        // left) or won by a concurrent claimer (PostgreSQL) does not fill the claim.
+        for (;;) {
           const want = limit - claims.length;
           if (want <= 0) break;
           const rows = await sql.claimCandidates(tx, this.db.provider, source, { today, todayStart }, pick, want, [...skip]);
@@ -160,18 +161,13 @@ export class CrawlStore {
             if (!d.ok) continue;
             try {
               const keyword = await this.apply(tx, kw, d, crawlerId, today, now, log);
-              if (d.to !== CrawlStatus.CRAWLING) {
-                raced = true; // finished on the spot, not leased: look for another
-                continue;
-              }
-              claims.push({ keyword, leaseToken, startPage: d.startPage!, resumed: d.resumed! });
+              if (d.to === CrawlStatus.CRAWLING) claims.push({ keyword, leaseToken, startPage: d.startPage!, resumed: d.resumed! });
             } catch (e) {
               if (!(e instanceof CasConflict)) throw e;
-              raced = true;
             }
           }
+          if (rows.length < want) break; // the group is exhausted
         }
-        if (!raced) break;
       }
       await this.settle(tx, log);
       return claims;

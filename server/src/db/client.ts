@@ -53,6 +53,8 @@ export function sqlitePath(url: string): string {
 
 /** Transactions wait their turn under load rather than fail. */
 const TX_OPTIONS = { maxWait: 15_000, timeout: 15_000 };
+/** How long a write waits for another process's SQLite write lock before it fails. */
+const BUSY_GIVE_UP_MS = 10_000;
 /** Prepared statements kept per SQLite connection (statement texts are few and fixed). */
 const STATEMENT_CACHE = 256;
 
@@ -65,8 +67,9 @@ class SqliteConnection {
   protected readonly conn: BetterSqlite3.Database;
   private readonly statements = new Map<string, { stmt: BetterSqlite3.Statement; convert: (row: any) => any }>();
 
-  constructor(path: string) {
-    this.conn = new BetterSqlite3(path, { timeout: 10_000 });
+  /** `busyTimeoutMs`: how long a statement waits for another process's lock — blocking the thread. */
+  constructor(path: string, busyTimeoutMs: number) {
+    this.conn = new BetterSqlite3(path, { timeout: busyTimeoutMs });
     this.conn.pragma("journal_mode = WAL");
     // NORMAL sync in WAL mode is durable against process crashes (the WAL is in the OS cache);
     // only the last transactions before a power loss are at risk, for ~7× write speed.
@@ -114,9 +117,28 @@ class SqliteConnection {
 class SqliteWriter extends SqliteConnection {
   private queue: Promise<unknown> = Promise.resolve();
 
+  constructor(path: string) {
+    // Never wait inside SQLite (that would stop the event loop): begin() waits asynchronously.
+    super(path, 0);
+  }
+
+  /** Take the write lock; while another process (a CLI, say) holds it, retry without blocking. */
+  private async begin() {
+    for (let waited = 0, wait = 2; ; wait = Math.min(wait * 2, 100)) {
+      try {
+        this.conn.exec("BEGIN IMMEDIATE");
+        return;
+      } catch (e) {
+        if ((e as { code?: string }).code !== "SQLITE_BUSY" || waited >= BUSY_GIVE_UP_MS) throw e;
+        await new Promise((r) => setTimeout(r, wait));
+        waited += wait;
+      }
+    }
+  }
+
   transaction<T>(fn: (tx: SqlTx) => Promise<T>): Promise<T> {
     const run = async () => {
-      this.conn.exec("BEGIN IMMEDIATE");
+      await this.begin();
       try {
         const result = await fn(this.tx);
         this.conn.exec("COMMIT");
@@ -136,7 +158,8 @@ async function openSqlite(url: string): Promise<Database> {
   const path = sqlitePath(url);
   mkdirSync(dirname(path), { recursive: true });
   const writer = new SqliteWriter(path);
-  const rawReader = new SqliteConnection(path);
+  // WAL readers never wait for the writer; the short timeout only covers WAL recovery.
+  const rawReader = new SqliteConnection(path, 1_000);
   const reader = new SqliteClient({ adapter: new PrismaBetterSQLite3({ url: path, timeout: 10_000 }), transactionOptions: TX_OPTIONS });
   await reader.$executeRawUnsafe("PRAGMA foreign_keys = ON");
   return {

@@ -13,6 +13,8 @@ export interface SchedulerOptions {
 
 export class Scheduler {
   private jobs: Cron[] = [];
+  /** Runs in progress, so stop() can wait for them before the database closes. */
+  private running = new Set<Promise<unknown>>();
   constructor(
     private readonly store: CrawlStore,
     private readonly log: Logger,
@@ -21,10 +23,12 @@ export class Scheduler {
 
   start(): void {
     const run = (name: string, fn: () => Promise<unknown>) => async () => {
+      const p = fn().catch((err) => this.log.error({ err, job: name }, "scheduled job failed; retrying at the next tick"));
+      this.running.add(p);
       try {
-        await fn();
-      } catch (err) {
-        this.log.error({ err, job: name }, "scheduled job failed; retrying at the next tick");
+        await p;
+      } finally {
+        this.running.delete(p);
       }
     };
     this.jobs.push(
@@ -35,8 +39,10 @@ export class Scheduler {
     );
   }
 
-  stop(): void {
+  /** No new runs; resolves when the runs in progress have finished. */
+  async stop(): Promise<void> {
     for (const j of this.jobs) j.stop();
     this.jobs = [];
+    await Promise.all(this.running);
   }
 }

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { filter, pipe } from "graphql-yoga";
+import { Repeater } from "graphql-yoga";
 import type { Keyword } from "../../../generated/sqlite/client.ts";
 import { CrawlStatus, effectiveStatus } from "../crawl/rules.ts";
 import type { Context } from "../context.ts";
@@ -150,13 +150,17 @@ builder.subscriptionFields((t) => ({
       if (source && !(await ctx.db.source.findUnique({ where: { id: source }, select: { id: true } }))) {
         throw notFound(`source "${source}" does not exist`);
       }
-      return pipe(
-        ctx.bus.subscribe("crawlChanged"),
-        filter((c) => !source || c.sourceId === source),
-        async function* (changes) {
-          for await (const c of changes) for (const id of c.keywordIds) yield id;
-        },
-      );
+      const changes = ctx.bus.subscribe("crawlChanged");
+      // A Repeater, not an async generator: when the client leaves, stop() ends the bus iterator
+      // even while it waits for the next change (a generator could not be returned until then).
+      return new Repeater<number>(async (push, stop) => {
+        void stop.then(() => changes.return?.());
+        for await (const c of changes) {
+          if (source && c.sourceId !== source) continue;
+          for (const id of c.keywordIds) await push(id);
+        }
+        stop();
+      });
     },
     resolve: async (parent, _args, ctx) => {
       const id = parent as number;

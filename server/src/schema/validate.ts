@@ -10,11 +10,14 @@ export function parseInput<S extends z.ZodType>(schema: S, value: unknown): z.in
   throw badInput(fields.map((f) => (f.path ? `${f.path}: ${f.message}` : f.message)).join("; "), { fields });
 }
 
+/** Keyword ids are 32-bit on PostgreSQL: a larger one can only be a client error. */
+const MAX_ID = 2_147_483_647;
+
 /** A database id given as GraphQL ID. */
 export const idInt = z
   .union([z.string(), z.number()])
   .transform((v) => String(v).trim())
-  .refine((v) => /^[1-9]\d{0,15}$/.test(v), "must be a positive integer id")
+  .refine((v) => /^[1-9]\d{0,9}$/.test(v) && Number(v) <= MAX_ID, "must be a positive integer id")
   .transform(Number);
 
 export const sourceId = z.string().trim().min(1).max(32);

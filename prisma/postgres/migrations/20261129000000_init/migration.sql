@@ -64,7 +64,6 @@ CREATE TABLE "Keyword" (
 
 -- CreateTable
 CREATE TABLE "PageReport" (
-    "id" SERIAL NOT NULL,
     "keywordId" INTEGER NOT NULL,
     "sourceId" TEXT NOT NULL,
     "crawlDate" TEXT NOT NULL,
@@ -73,7 +72,7 @@ CREATE TABLE "PageReport" (
     "crawlerId" TEXT NOT NULL,
     "reportedAt" TIMESTAMP(3) NOT NULL,
 
-    CONSTRAINT "PageReport_pkey" PRIMARY KEY ("id")
+    CONSTRAINT "PageReport_pkey" PRIMARY KEY ("keywordId","crawlDate","page")
 );
 
 -- CreateTable
@@ -124,9 +123,6 @@ CREATE UNIQUE INDEX "Keyword_sourceId_city_job_key" ON "Keyword"("sourceId", "ci
 
 -- CreateIndex
 CREATE INDEX "PageReport_sourceId_crawlDate_reportedAt_idx" ON "PageReport"("sourceId", "crawlDate", "reportedAt");
-
--- CreateIndex
-CREATE UNIQUE INDEX "PageReport_keywordId_crawlDate_page_key" ON "PageReport"("keywordId", "crawlDate", "page");
 
 -- CreateIndex
 CREATE INDEX "CrawlEvent_keywordId_id_idx" ON "CrawlEvent"("keywordId", "id");

@@ -50,7 +50,6 @@ CREATE TABLE "Keyword" (
 
 -- CreateTable
 CREATE TABLE "PageReport" (
-    "id" INTEGER NOT NULL PRIMARY KEY AUTOINCREMENT,
     "keywordId" INTEGER NOT NULL,
     "sourceId" TEXT NOT NULL,
     "crawlDate" TEXT NOT NULL,
@@ -58,6 +57,8 @@ CREATE TABLE "PageReport" (
     "jobsFound" INTEGER NOT NULL,
     "crawlerId" TEXT NOT NULL,
     "reportedAt" DATETIME NOT NULL,
+
+    PRIMARY KEY ("keywordId", "crawlDate", "page"),
     CONSTRAINT "PageReport_keywordId_fkey" FOREIGN KEY ("keywordId") REFERENCES "Keyword" ("id") ON DELETE CASCADE ON UPDATE CASCADE,
     CONSTRAINT "PageReport_sourceId_fkey" FOREIGN KEY ("sourceId") REFERENCES "Source" ("id") ON DELETE RESTRICT ON UPDATE CASCADE
 );
@@ -111,9 +112,6 @@ CREATE UNIQUE INDEX "Keyword_sourceId_city_job_key" ON "Keyword"("sourceId", "ci
 
 -- CreateIndex
 CREATE INDEX "PageReport_sourceId_crawlDate_reportedAt_idx" ON "PageReport"("sourceId", "crawlDate", "reportedAt");
-
--- CreateIndex
-CREATE UNIQUE INDEX "PageReport_keywordId_crawlDate_page_key" ON "PageReport"("keywordId", "crawlDate", "page");
 
 -- CreateIndex
 CREATE INDEX "CrawlEvent_keywordId_id_idx" ON "CrawlEvent"("keywordId", "id");
