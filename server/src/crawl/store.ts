@@ -7,7 +7,7 @@ import type { Database, SqlTx } from "../db/client.ts";
 import { type Keyword, Prisma, type Source } from "../../../generated/sqlite/client.ts";
 import { apiError, ErrorCode, notFound } from "../errors.ts";
 import type { CrawlCalendar } from "./crawl-day.ts";
-import { type Accepted, type CrawlEventInput, CrawlStatus, decide, type KeywordPatch } from "./rules.ts";
+import { type Accepted, type CrawlEventInput, CrawlStatus, decide } from "./rules.ts";
 import { type CounterDelta, counterDeltas, mergeDeltas } from "./counters.ts";
 import * as sql from "./sql.ts";
 
@@ -281,4 +281,3 @@ export class CrawlStore {
   }
 }
 
-export type { KeywordPatch };

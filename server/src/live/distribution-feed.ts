@@ -13,8 +13,6 @@ export class DistributionFeed {
   private lastFlush = new Map<string, number>();
   /** Sequence of computations per source, so a slow older result never overwrites a newer one. */
   private seq = new Map<string, { started: number; delivered: number }>();
-  /** Distribution messages sent, all sources (for metrics and tests). */
-  emitted = 0;
 
   constructor(
     private readonly compute: (sourceId: string) => Promise<CrawlStats>,
@@ -47,10 +45,7 @@ export class DistributionFeed {
     }
     if (mine < s.delivered) return;
     s.delivered = mine;
-    for (const l of this.listeners.get(sourceId) ?? []) {
-      this.emitted++;
-      l(stats);
-    }
+    for (const l of this.listeners.get(sourceId) ?? []) l(stats);
   }
 
   /** The distribution now, then after every (coalesced) change, until the consumer stops. */
@@ -66,10 +61,7 @@ export class DistributionFeed {
       set.add(listener);
       try {
         const first = await this.compute(sourceId);
-        if (!live) {
-          this.emitted++;
-          await push(first);
-        }
+        if (!live) await push(first);
       } catch (err) {
         stop(err);
       }
