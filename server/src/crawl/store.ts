@@ -216,6 +216,16 @@ export class CrawlStore {
     return this.transition(keywordId, (_kw, at) => ({ type: "RESET", ...at }));
   }
 
+  /** Operator action: take a CRAWLING keyword from its crawler without the lease → PARTIAL. */
+  forceRelease(keywordId: number) {
+    return this.transition(keywordId, (_kw, at) => ({ type: "FORCE_RELEASE", ...at }));
+  }
+
+  /** Operator action: a FAILED keyword → PARTIAL, so the next claim resumes it. */
+  retry(keywordId: number) {
+    return this.transition(keywordId, (_kw, at) => ({ type: "RETRY", ...at }));
+  }
+
   /**
    * Apply a sweeping event (STALE, ROLLOVER) to every keyword `where` selects, in batches.
    * Returns how many changed per source.
