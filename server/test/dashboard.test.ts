@@ -38,6 +38,15 @@ describe.each(await testProviders())("dashboard reads and operator actions on %s
     }
   });
 
+  it("crawlDay: today in CRAWL_TZ and when it began", async () => {
+    // The harness clock: 2026-11-29T02:00Z is 10:00 in Asia/Shanghai.
+    expect((await s.ok(`{ crawlDay { date startsAt timeZone } }`)).crawlDay).toEqual({
+      date: "2026-11-29",
+      startsAt: "2026-11-28T16:00:00.000Z",
+      timeZone: "Asia/Shanghai",
+    });
+  });
+
   it("a day of activity: transition counts, pages per minute, completion and the fleet", async () => {
     await s.importKeywords("zhilian", ["a", "b", "c"], ["dev"]);
     const start = s.clock.now();

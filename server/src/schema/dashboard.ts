@@ -33,6 +33,15 @@ const ViewerRef = builder.objectRef<{ principal: Context["principal"] }>("Viewer
   }),
 });
 
+const CrawlDayRef = builder.objectRef<{ date: string; startsAt: Date; timeZone: string }>("CrawlDay").implement({
+  description: "The current crawl day: the calendar day in CRAWL_TZ.",
+  fields: (t) => ({
+    date: t.field({ type: "Date", resolve: (d) => d.date }),
+    startsAt: t.expose("startsAt", { type: "DateTime" }),
+    timeZone: t.exposeString("timeZone"),
+  }),
+});
+
 const TransitionCountRef = builder.objectRef<TransitionCount>("TransitionCount").implement({
   description: "How many times keywords went from one status to another on a crawl day.",
   fields: (t) => ({
@@ -87,6 +96,13 @@ builder.queryFields((t) => ({
     skipTypeScopes: true,
     description: "The caller's role, so a client can offer only what it may do.",
     resolve: (_root, _args, ctx) => ({ principal: ctx.principal }),
+  }),
+  crawlDay: t.field({
+    type: CrawlDayRef,
+    resolve: (_root, _args, ctx) => {
+      const date = ctx.calendar.today();
+      return { date, startsAt: ctx.calendar.startOf(date), timeZone: ctx.config.CRAWL_TZ };
+    },
   }),
   transitionCounts: t.field({
     type: [TransitionCountRef],
