@@ -29,7 +29,7 @@ export const ARROWS: readonly Arrow[] = [
   { from: "IDLE", to: "CRAWLING", label: "claim", line: [120, 125, 192, 125], labelAt: [156, 115] },
   { from: "CRAWLING", to: "COMPLETED", label: "done", line: [306, 108, 388, 56], labelAt: [330, 70] },
   { from: "CRAWLING", to: "FAILED", label: "fail", line: [306, 140, 388, 196], labelAt: [364, 158] },
-  { from: "FAILED", to: "CRAWLING", label: "retry", line: [384, 212, 298, 154], labelAt: [312, 196] },
+  { from: "FAILED", to: "CRAWLING", label: "retry", line: [384, 212, 298, 154], labelAt: [352, 210] },
   { from: "CRAWLING", to: "PARTIAL", label: "stale / release", line: [236, 152, 236, 207], labelAt: [230, 184] },
   { from: "PARTIAL", to: "CRAWLING", label: "resume", line: [264, 207, 264, 152], labelAt: [270, 184] },
 ];
