@@ -35,7 +35,9 @@ export function build(): void {
 }
 
 function run(bin: string, args: string[]) {
-  const r = spawnSync(join(root, "node_modules/.bin", bin), args, { cwd: root, stdio: "inherit" });
+  // NODE_ENV=test (vitest) would make Vite bundle React's development build.
+  const env = { ...process.env, NODE_ENV: "production" };
+  const r = spawnSync(join(root, "node_modules/.bin", bin), args, { cwd: root, stdio: "inherit", env });
   if (r.status !== 0) throw new Error(`${bin} ${args.join(" ")} failed (exit ${r.status})`);
 }
 

@@ -1,7 +1,7 @@
 // Per source: pages and jobs found per minute over the last hours, and completion over the day.
 import { useMemo } from "react";
 import { useQuery } from "urql";
-import type { Options } from "uplot";
+import uPlot, { type Options } from "uplot";
 import { SourceActivityDocument, type SourceSettingsFragment } from "../gql/graphql.ts";
 import { useRefresh } from "../live/use-refresh.ts";
 import { activitySeries, completionSeries } from "./series.ts";
@@ -26,7 +26,7 @@ const activityOptions: Omit<Options, "width"> = {
 const completionOptions: Omit<Options, "width"> = {
   height: 120,
   scales: { x: { time: true }, y: { range: [0, 100] } },
-  series: [{}, { label: "completed %", stroke: "#16a34a", fill: "rgba(22,163,74,0.12)", width: 1.5 }],
+  series: [{}, { label: "completed %", stroke: "#16a34a", fill: "rgba(22,163,74,0.12)", width: 1.5, paths: uPlot.paths.stepped!({ align: 1 }) }],
   axes: [{}, { values: (_u, ticks) => ticks.map((t) => `${t}%`) }],
 };
 
