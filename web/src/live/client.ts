@@ -8,6 +8,10 @@ import { ConnectionStore } from "./connection.ts";
 
 /** Longest wait between reconnection attempts. */
 const MAX_RETRY_WAIT_MS = 2_000;
+/** graphql-ws close code for a connection the server refuses (bad token, or reads need one). */
+const FORBIDDEN = 4403;
+const closeCode = (e: unknown) => (typeof e === "object" && e !== null && "code" in e ? (e as { code: unknown }).code : null);
+
 /** Ping interval: a server that vanished without closing the socket is noticed this fast. */
 const KEEP_ALIVE_MS = 5_000;
 
@@ -25,12 +29,13 @@ export function createLive(token: string | null, location: Pick<Location, "proto
     lazy: false,
     keepAlive: KEEP_ALIVE_MS,
     retryAttempts: Infinity,
-    shouldRetry: () => true,
+    // Retry through restarts and network loss, not a refusal: signing in makes a new client.
+    shouldRetry: (e) => closeCode(e) !== FORBIDDEN,
     retryWait: (retries) => new Promise((r) => setTimeout(r, Math.min(250 * 2 ** retries, MAX_RETRY_WAIT_MS))),
     onNonLazyError: () => {}, // never reached with infinite retries; the badge shows the state
     on: {
       connected: () => connection.dispatch("connected"),
-      closed: () => connection.dispatch("closed"),
+      closed: (e) => connection.dispatch(closeCode(e) === FORBIDDEN ? "refused" : "closed"),
     },
   });
   const online = () => connection.dispatch("browser-online");

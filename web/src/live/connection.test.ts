@@ -26,6 +26,10 @@ describe("connectionReducer", () => {
     expect(run(...Array<ConnectionEvent>(OFFLINE_AFTER_FAILURES).fill("closed")).status).toBe("offline");
   });
 
+  it("a refused token says offline at once", () => {
+    expect(run("refused").status).toBe("offline");
+  });
+
   it("the browser going offline says offline at once; back online it reconnects", () => {
     expect(run("connected", "browser-offline").status).toBe("offline");
     expect(run("connected", "browser-offline", "browser-online").status).toBe("reconnecting");

@@ -11,7 +11,8 @@ export interface ConnectionState {
   connects: number;
 }
 
-export type ConnectionEvent = "connected" | "closed" | "browser-offline" | "browser-online";
+/** "refused": the server turned the token away (close code 4403); retrying cannot help. */
+export type ConnectionEvent = "connected" | "closed" | "refused" | "browser-offline" | "browser-online";
 
 /** Failed attempts in a row after which we say "offline" rather than "reconnecting". */
 export const OFFLINE_AFTER_FAILURES = 3;
@@ -28,6 +29,7 @@ export function connectionReducer(state: ConnectionState, event: ConnectionEvent
       if (state.status === "offline" || failures >= OFFLINE_AFTER_FAILURES) return { ...state, status: "offline", failures };
       return { ...state, status: state.connects === 0 ? "connecting" : "reconnecting", failures };
     }
+    case "refused":
     case "browser-offline":
       return { ...state, status: "offline" };
     case "browser-online":
