@@ -1,6 +1,6 @@
 // The dashboard's reads (viewer, transitions, activity, completion, crawlers) and the operator
 // actions (force release, retry, updateSource) through the real server, on both databases.
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { ClaimKeywordsDocument, ReportCrawlCompleteDocument, ReportPageProgressDocument } from "../../spiders/src/gql/graphql.ts";
 import { snapshot, startServer, type TestServer } from "./harness.ts";
 import { testProviders } from "./databases.ts";
@@ -78,18 +78,47 @@ describe.each(await testProviders())("dashboard reads and operator actions on %s
     const c = await s.ok(`{ completionSeries(source: "zhilian") { at completed } }`);
     expect(c.completionSeries).toEqual([{ at: minute(new Date(start.getTime() + MINUTE)), completed: 1 }]);
 
-    const f = await s.ok(`{ crawlers { id sources holding { id city } lastHeartbeatAt pagesToday pagesPerMinute } }`);
+    const fleet = `{ crawlers { id sources holding { id city } lastHeartbeatAt pagesPerMinute } }`;
+    const f = await s.ok(fleet);
     expect(f.crawlers).toEqual([
-      { id: "spider-1", sources: ["zhilian"], holding: [], lastHeartbeatAt: s.clock.now().toISOString(), pagesToday: 2, pagesPerMinute: 0.4 },
+      { id: "spider-1", sources: ["zhilian"], holding: [], lastHeartbeatAt: s.clock.now().toISOString(), pagesPerMinute: 0.4 },
       {
         id: "spider-2",
         sources: ["zhilian"],
         holding: [{ id: k2.keyword.id, city: k2.keyword.city }],
         lastHeartbeatAt: new Date(start.getTime() + MINUTE).toISOString(),
-        pagesToday: 1,
         pagesPerMinute: 0.2,
       },
     ]);
+
+    // After the first read the server keeps what it read; what happens next must still show.
+    s.clock.advance(3 * MINUTE);
+    await s.importKeywords("zhilian", ["d", "e"], ["dev"]);
+    const k4 = await claim("zhilian", "spider-3");
+    // spider-4 only claims and fails: no page, nothing held; only the change bus can show it.
+    const k5 = await claim("zhilian", "spider-4");
+    await fail(k5.keyword.id, k5.leaseToken);
+    await report(k4.keyword.id, k4.leaseToken, 1, 4);
+    await s.ok(ReportCrawlCompleteDocument, { input: { keywordId: k4.keyword.id, leaseToken: k4.leaseToken, status: "COMPLETED" } }, s.tokens.spider);
+    const later = await s.ok(`{ pageActivity(source: "zhilian", minutes: 6) { at pages jobsFound } completionSeries(source: "zhilian") { at completed } }`);
+    expect(later.pageActivity.map((p: any) => [p.at, p.pages, p.jobsFound])).toEqual(
+      [5, 4, 3, 2, 1, 0].map((ago) => {
+        const at = minute(new Date(s.clock.now().getTime() - ago * MINUTE));
+        const was = byAt[at] ?? [0, 0];
+        return [at, ...(ago === 0 ? [1, 4] : was)];
+      }),
+    );
+    expect(later.completionSeries).toEqual([
+      { at: minute(new Date(start.getTime() + MINUTE)), completed: 1 },
+      { at: minute(s.clock.now()), completed: 2 },
+    ]);
+    // A reset of a COMPLETED keyword takes it back out of the curve.
+    await s.ok(`mutation($id: ID!) { resetKeyword(id: $id) { id } }`, { id: k4.keyword.id });
+    expect((await s.ok(`{ completionSeries(source: "zhilian") { completed } }`)).completionSeries.at(-1)).toEqual({ completed: 1 });
+    // spider-4 first appeared after the fleet was read, with no page and nothing held.
+    await vi.waitFor(async () =>
+      expect((await s.ok(fleet)).crawlers.map((c: any) => c.id)).toEqual(["spider-3", "spider-4", "spider-1", "spider-2"]),
+    );
   });
 
   it("forceReleaseKeyword: CRAWLING → PARTIAL; the crawler's late report is LEASE_LOST; the next claim resumes", async () => {

@@ -22,6 +22,8 @@ export interface Transition {
   from: CrawlStatus;
   to: CrawlStatus;
   reason: string;
+  /** The crawler that claimed, or held the keyword. */
+  crawlerId: string;
 }
 
 /** What one committed transaction changed, for subscribers and metrics. */
@@ -87,7 +89,7 @@ export class CrawlStore {
     const after = { ...kw, ...(d.patch as Partial<Keyword>), version: kw.version + 1, updatedAt: now };
     log.keywordIds.push(kw.id);
     if (d.pageReport) log.pageReports++;
-    if (d.from !== d.to) log.transitions.push({ from: d.from, to: d.to, reason: d.reason });
+    if (d.from !== d.to) log.transitions.push({ from: d.from, to: d.to, reason: d.reason, crawlerId });
     log.counters.push(...counterDeltas(kw, after, today));
     return after;
   }

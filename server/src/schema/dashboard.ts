@@ -7,21 +7,15 @@ import {
   type ActivityPoint,
   type CompletionPoint,
   type Crawler,
-  completionSeries,
-  crawlersSeen,
-  pageActivity,
+  MAX_ACTIVITY_MINUTES,
   RATE_WINDOW_MINUTES,
   type TransitionCount,
-  transitionCounts,
 } from "../crawl/activity.ts";
 import type { Context } from "../context.ts";
 import { notFound } from "../errors.ts";
 import { builder } from "./builder.ts";
 import { CrawlStatusEnum, KeywordRef } from "./keyword.ts";
 import { parseInput, sourceId } from "./validate.ts";
-
-/** Longest activity window: one day of minutes. */
-export const MAX_ACTIVITY_MINUTES = 24 * 60;
 
 const RoleEnum = builder.enumType(Role, { name: "Role" });
 
@@ -75,7 +69,6 @@ const CrawlerRef = builder.objectRef<Crawler>("Crawler").implement({
     sources: t.field({ type: ["ID"], resolve: (c) => c.sources }),
     holding: t.field({ type: [KeywordRef], description: "Keywords it is crawling now.", resolve: (c) => c.holding }),
     lastHeartbeatAt: t.expose("lastHeartbeatAt", { type: "DateTime", description: "Its last transition, page report or heartbeat." }),
-    pagesToday: t.exposeInt("pagesToday"),
     pagesPerMinute: t.exposeFloat("pagesPerMinute", { description: `Pages reported per minute over the last ${RATE_WINDOW_MINUTES} minutes.` }),
   }),
 });
@@ -110,7 +103,7 @@ builder.queryFields((t) => ({
     args: { source: t.arg.id({ required: true }), date: t.arg({ type: "Date" }) },
     resolve: async (_root, args, ctx) => {
       const a = parseInput(sourceDay, args);
-      return transitionCounts(ctx.database, await existingSource(ctx, a.source), a.date ?? ctx.calendar.today());
+      return ctx.activity.transitionCounts(await existingSource(ctx, a.source), a.date ?? ctx.calendar.today());
     },
   }),
   pageActivity: t.field({
@@ -119,7 +112,7 @@ builder.queryFields((t) => ({
     args: { source: t.arg.id({ required: true }), minutes: t.arg.int({ defaultValue: 180 }) },
     resolve: async (_root, args, ctx) => {
       const a = parseInput(activityArgs, { ...args, minutes: args.minutes ?? 180 });
-      return pageActivity(ctx.database, await existingSource(ctx, a.source), ctx.calendar.now(), a.minutes, ctx.config.CRAWL_TZ);
+      return ctx.activity.pageActivity(await existingSource(ctx, a.source), a.minutes);
     },
   }),
   completionSeries: t.field({
@@ -128,7 +121,7 @@ builder.queryFields((t) => ({
     args: { source: t.arg.id({ required: true }), date: t.arg({ type: "Date" }) },
     resolve: async (_root, args, ctx) => {
       const a = parseInput(sourceDay, args);
-      return completionSeries(ctx.database, await existingSource(ctx, a.source), a.date ?? ctx.calendar.today());
+      return ctx.activity.completionSeries(await existingSource(ctx, a.source), a.date ?? ctx.calendar.today());
     },
   }),
   crawlers: t.field({
@@ -140,7 +133,7 @@ builder.queryFields((t) => ({
       const ids = source
         ? [await existingSource(ctx, source)]
         : (await ctx.db.source.findMany({ select: { id: true }, orderBy: { id: "asc" } })).map((s) => s.id);
-      return crawlersSeen(ctx.database, ids, ctx.calendar.today(), ctx.calendar.now());
+      return ctx.activity.crawlers(ids);
     },
   }),
 }));

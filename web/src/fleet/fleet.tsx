@@ -29,7 +29,6 @@ export function Fleet(props: { tick: number; connects: number }) {
                 <th>Holding now</th>
                 <th>Last heard</th>
                 <th>Pages/min</th>
-                <th>Pages today</th>
               </tr>
             </thead>
             <tbody>
@@ -51,7 +50,6 @@ export function Fleet(props: { tick: number; connects: number }) {
                   </td>
                   <td>{age(c.lastHeartbeatAt, now)} ago</td>
                   <td className="num">{c.pagesPerMinute.toFixed(1)}</td>
-                  <td className="num">{c.pagesToday}</td>
                 </tr>
               ))}
             </tbody>
