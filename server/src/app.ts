@@ -105,8 +105,8 @@ export async function buildApp(options: BuildAppOptions = {}): Promise<App> {
   const changes = bus.subscribe("crawlChanged");
   void (async () => {
     for await (const change of changes) {
+      activity.observe(change); // first: a dashboard woken by the distribution reads what is new
       distribution.changed(change.sourceId);
-      activity.observe(change);
     }
   })();
 

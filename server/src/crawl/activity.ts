@@ -12,6 +12,7 @@ import { type CrawlCalendar, crawlDay } from "./crawl-day.ts";
 import type { CrawlStatus } from "./rules.ts";
 import { crawlStats } from "./stats.ts";
 import type { CrawlChange } from "./store.ts";
+import { ReadCoalescer } from "../live/read-coalescer.ts";
 
 const MINUTE = 60_000;
 /** Pages per minute of a crawler are averaged over this window. */
@@ -23,6 +24,10 @@ export const MAX_ACTIVITY_MINUTES = 24 * 60;
  * short transactions). Only a page re-reported later moves out of it, which the cache ignores.
  */
 const SETTLE_MINUTES = 2;
+/** Least time between two reads of the same source's transitions or fleet, whatever the number of dashboards. */
+const READ_INTERVAL_MS = 1_000;
+/** The fleet's rates move with time alone: read an unchanged source again after this long. */
+const FLEET_MAX_AGE_MS = 10_000;
 
 export interface TransitionCount {
   from: CrawlStatus;
@@ -72,6 +77,13 @@ interface MinuteCache {
   points: Map<number, { pages: number; jobs: number }>;
 }
 
+/** One source's part of the fleet. */
+interface SourceFleet {
+  seen: [crawlerId: string, at: Date][];
+  pages: { crawlerId: string; pages: number; last: Date }[];
+  held: Keyword[];
+}
+
 /** Per (source, crawl day): who was seen when (kept by the bus once read), and the completion curve. */
 interface DayTally {
   crawlers: Map<string, Date>;
@@ -82,6 +94,8 @@ interface DayTally {
 export class ActivityReader {
   private minutes = new Map<string, MinuteCache>();
   private tallies = new Map<string, DayTally>();
+  private transitionReads = new ReadCoalescer<TransitionCount[]>(READ_INTERVAL_MS);
+  private fleetReads = new ReadCoalescer<SourceFleet>(READ_INTERVAL_MS, FLEET_MAX_AGE_MS);
 
   constructor(
     private readonly db: Database,
@@ -91,13 +105,22 @@ export class ActivityReader {
 
   /** Feed of committed changes (from the bus, so every instance sees every change). */
   observe(change: CrawlChange) {
-    const tally = this.tallies.get(`${change.sourceId}|${this.calendar.today()}`);
+    const key = `${change.sourceId}|${this.calendar.today()}`;
+    this.transitionReads.changed(key);
+    this.fleetReads.changed(key);
+    const tally = this.tallies.get(key);
     if (!tally) return; // not read yet: the first read takes it from the log
     const now = this.calendar.now();
     for (const t of change.transitions ?? []) if (t.crawlerId) tally.crawlers.set(t.crawlerId, now);
   }
 
   transitionCounts(sourceId: string, day: string): Promise<TransitionCount[]> {
+    if (day !== this.calendar.today()) return this.readTransitions(sourceId, day);
+    this.transitionReads.forget((k) => k.endsWith(`|${day}`));
+    return this.transitionReads.get(`${sourceId}|${day}`, () => this.readTransitions(sourceId, day));
+  }
+
+  private readTransitions(sourceId: string, day: string): Promise<TransitionCount[]> {
     // Index-only: (sourceId, crawlDate, from, to).
     return this.db
       .query<{ from: CrawlStatus; to: CrawlStatus; n: unknown }>(Prisma.sql`
@@ -220,8 +243,7 @@ export class ActivityReader {
   /** Crawlers seen today (a transition, a page report, a held keyword), most recently active first. */
   async crawlers(sourceIds: string[]): Promise<Crawler[]> {
     const day = this.calendar.today();
-    const now = this.calendar.now();
-    const recent = new Date(now.getTime() - RATE_WINDOW_MINUTES * MINUTE);
+    this.fleetReads.forget((k) => k.endsWith(`|${day}`));
     const crawlers = new Map<string, Crawler>();
     const get = (id: string, sourceId: string) => {
       let c = crawlers.get(id);
@@ -233,26 +255,33 @@ export class ActivityReader {
       if (at && at > c.lastHeartbeatAt) c.lastHeartbeatAt = at;
     };
     for (const sourceId of sourceIds) {
-      for (const [id, at] of (await this.tally(sourceId)).crawlers) seen(get(id, sourceId), at);
-      // The last few minutes of page reports: an index range on (sourceId, crawlDate, reportedAt).
-      const pages = await this.db.query<{ crawlerId: string; pages: unknown; last: unknown }>(Prisma.sql`
-        SELECT "crawlerId", COUNT(*) AS pages, MAX("reportedAt") AS last FROM "PageReport"
-         WHERE "sourceId" = ${sourceId} AND "crawlDate" = ${day} AND "reportedAt" >= ${recent}
-         GROUP BY "crawlerId"`);
-      for (const p of pages) {
+      const part = await this.fleetReads.get(`${sourceId}|${day}`, () => this.readFleet(sourceId, day));
+      for (const [id, at] of part.seen) seen(get(id, sourceId), at);
+      for (const p of part.pages) {
         const c = get(p.crawlerId, sourceId);
-        c.pagesPerMinute += num(p.pages) / RATE_WINDOW_MINUTES;
-        seen(c, date(p.last));
+        c.pagesPerMinute += p.pages / RATE_WINDOW_MINUTES;
+        seen(c, p.last);
       }
-      const held = await this.db.query<Keyword>(Prisma.sql`
-        SELECT * FROM "Keyword" WHERE "status" = 'CRAWLING' AND "crawlDate" = ${day} AND "sourceId" = ${sourceId}
-         ORDER BY "id"`);
-      for (const kw of held) {
+      for (const kw of part.held) {
         const c = get(kw.crawlerId, sourceId);
         c.holding.push(kw);
         seen(c, kw.heartbeatAt ? date(kw.heartbeatAt) : null);
       }
     }
     return [...crawlers.values()].sort((a, b) => b.lastHeartbeatAt.getTime() - a.lastHeartbeatAt.getTime() || a.id.localeCompare(b.id));
+  }
+
+  private async readFleet(sourceId: string, day: string): Promise<SourceFleet> {
+    const seen = [...(await this.tally(sourceId)).crawlers];
+    const recent = new Date(this.calendar.now().getTime() - RATE_WINDOW_MINUTES * MINUTE);
+    // The last few minutes of page reports: an index range on (sourceId, crawlDate, reportedAt).
+    const pages = await this.db.query<{ crawlerId: string; pages: unknown; last: unknown }>(Prisma.sql`
+      SELECT "crawlerId", COUNT(*) AS pages, MAX("reportedAt") AS last FROM "PageReport"
+       WHERE "sourceId" = ${sourceId} AND "crawlDate" = ${day} AND "reportedAt" >= ${recent}
+       GROUP BY "crawlerId"`);
+    const held = await this.db.query<Keyword>(Prisma.sql`
+      SELECT * FROM "Keyword" WHERE "status" = 'CRAWLING' AND "crawlDate" = ${day} AND "sourceId" = ${sourceId}
+       ORDER BY "id"`);
+    return { seen, pages: pages.map((p) => ({ crawlerId: p.crawlerId, pages: num(p.pages), last: date(p.last) })), held };
   }
 }
