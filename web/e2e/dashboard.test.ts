@@ -206,7 +206,7 @@ describe.skipIf(chromiumMissing)("dashboard in Chromium", () => {
     await waitCounts(page, "boss", { ...before, FAILED: before.FAILED - 1, PARTIAL: before.PARTIAL + 1 });
   });
 
-  it("an admin imports keywords through the UI; they appear live", async () => {
+  it("an admin imports keywords and edits a source's settings through the UI; they appear live", async () => {
     const { page } = await open(s.tokens.admin);
     await waitCounts(page, "zhilian", await stats("zhilian"), 5_000);
     const form = page.locator("section.import");
@@ -220,6 +220,16 @@ describe.skipIf(chromiumMissing)("dashboard in Chromium", () => {
     expect(k.keywords.totalCount).toBe(3);
     expect(k.keywords.edges.map((e: any) => `${e.node.city}/${e.node.job}`).sort()).toEqual(["hangzhou/golang", "nanjing/golang", "suzhou/golang"]);
     await shot(page, "04-admin-imported");
+
+    // Source settings, through the UI.
+    const card = page.locator('[data-source-card="zhilian"]');
+    await card.getByRole("button", { name: "Edit settings" }).click();
+    await card.getByLabel("maxRetries").fill("5");
+    await card.getByLabel("stale after (s)").fill("600");
+    await card.getByRole("button", { name: "Save" }).click();
+    await card.getByText("maxRetries 5 · stale after 600s").waitFor({ timeout: 5_000 });
+    const src = await s.ok(`{ sources { id maxPages maxRetries staleAfterSeconds enabled } }`);
+    expect(src.sources.find((x: any) => x.id === "zhilian")).toEqual({ id: "zhilian", maxPages: 15, maxRetries: 5, staleAfterSeconds: 600, enabled: true });
   });
 
   it("a viewer sees the live dashboard but no action buttons", async () => {
