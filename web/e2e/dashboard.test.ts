@@ -14,7 +14,7 @@ import { openDatabase } from "../../server/src/db/client.ts";
 import { migrate } from "../../server/src/db/migrate.ts";
 import { seedSources } from "../../server/src/db/seed.ts";
 import { createTestDatabase } from "../../server/test/databases.ts";
-import { startServer, type TestServer } from "../../server/test/harness.ts";
+import { middayTimeZone, startServer, type TestServer } from "../../server/test/harness.ts";
 import { type ServerProcess, spawnServer } from "../../server/test/process.ts";
 import { bundleSize, ensureBuild } from "../build.ts";
 
@@ -283,7 +283,8 @@ describe.skipIf(chromiumMissing)("dashboard across a server restart", () => {
     await seedSources(database);
     const admin = (await createToken(database, Role.ADMIN, "e2e-admin")).token;
     await database.close();
-    const env = { DATABASE_URL: db.url, PORT: String(await freePort()), DISTRIBUTION_THROTTLE_MS: "50" };
+    // A real clock: a time zone where it is midday, so the crawl day cannot turn during the test.
+    const env = { DATABASE_URL: db.url, PORT: String(await freePort()), DISTRIBUTION_THROTTLE_MS: "50", CRAWL_TZ: middayTimeZone() };
     server = await spawnServer(env);
     const gql = async (query: string, variables: Record<string, unknown> = {}) => {
       const res = await fetch(server!.url, {
