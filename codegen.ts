@@ -16,6 +16,16 @@ const config: CodegenConfig = {
       },
       presetConfig: { fragmentMasking: false },
     },
+    "web/src/gql/": {
+      documents: ["web/src/**/*.graphql"],
+      preset: "client",
+      config: {
+        useTypeImports: true,
+        enumsAsTypes: true,
+        scalars: { Date: "string", DateTime: "string", ID: "string" },
+      },
+      presetConfig: { fragmentMasking: false },
+    },
   },
 };
 

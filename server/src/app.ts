@@ -18,6 +18,7 @@ import type { Logger } from "pino";
 import { bearer, type Principal, TokenVerifier } from "./auth/tokens.ts";
 import { type Config, parseConfig } from "./config.ts";
 import type { Context, Services } from "./context.ts";
+import { ActivityReader } from "./crawl/activity.ts";
 import { CrawlCalendar, type Clock, systemClock } from "./crawl/crawl-day.ts";
 import { crawlStats } from "./crawl/stats.ts";
 import { CrawlStore } from "./crawl/store.ts";
@@ -80,7 +81,8 @@ export async function buildApp(options: BuildAppOptions = {}): Promise<App> {
     config.DISTRIBUTION_THROTTLE_MS,
     log.child({ role: "distribution" }),
   );
-  const services: Services = { config, database, calendar, store, bus, distribution, log };
+  const activity = new ActivityReader(database, calendar, config.CRAWL_TZ);
+  const services: Services = { config, database, calendar, store, bus, distribution, activity, log };
   const verifier = new TokenVerifier(database);
 
   const metrics = new Metrics({
@@ -102,7 +104,10 @@ export async function buildApp(options: BuildAppOptions = {}): Promise<App> {
   });
   const changes = bus.subscribe("crawlChanged");
   void (async () => {
-    for await (const change of changes) distribution.changed(change.sourceId);
+    for await (const change of changes) {
+      activity.observe(change); // first: a dashboard woken by the distribution reads what is new
+      distribution.changed(change.sourceId);
+    }
   })();
 
   async function principalFor(token: string | null): Promise<Principal | null> {

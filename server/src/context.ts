@@ -2,6 +2,7 @@
 import type { Logger } from "pino";
 import type { Principal } from "./auth/tokens.ts";
 import type { Config } from "./config.ts";
+import type { ActivityReader } from "./crawl/activity.ts";
 import type { CrawlCalendar } from "./crawl/crawl-day.ts";
 import type { CrawlStore } from "./crawl/store.ts";
 import type { Database, Db } from "./db/client.ts";
@@ -15,6 +16,8 @@ export interface Services {
   store: CrawlStore;
   bus: Bus;
   distribution: DistributionFeed;
+  /** The dashboard's reads: transitions, activity, completion, fleet. */
+  activity: ActivityReader;
   log: Logger;
 }
 

@@ -66,6 +66,16 @@ describe.each(await testProviders())("subscriptions on %s", (provider) => {
     sub.stop();
   });
 
+  it("an import moves total and idle at once (the dashboard shows new keywords live)", async () => {
+    const sub = collect(s.ws(), DISTRIBUTION, { s: "boss" });
+    await sub.until(() => sub.messages.length >= 1);
+    const before = sub.messages[0].crawlStatusDistribution.total;
+    await s.importKeywords("boss", ["导入甲", "导入乙"], ["live"]);
+    await sub.until(() => sub.messages.at(-1)?.crawlStatusDistribution.total === before + 2);
+    expect(sub.messages.at(-1).crawlStatusDistribution.byStatus.idle).toBe(sub.messages[0].crawlStatusDistribution.byStatus.idle + 2);
+    sub.stop();
+  });
+
   it("a burst of reports is coalesced into a few messages that end on the final counts", async () => {
     await s.importKeywords("qcwy", cities(40), ["burst"]);
     const sub = collect(s.ws(), DISTRIBUTION, { s: "qcwy" });

@@ -58,7 +58,7 @@ function event(type: CrawlEventType, token = HOLDER): CrawlEventInput {
     case "PROGRESS": return progress({ leaseToken: token });
     case "FAIL": return { type, leaseToken: token, errorMessage: "banned", ...at };
     case "HEARTBEAT": case "COMPLETE": case "RELEASE": return { type, leaseToken: token, ...at };
-    case "STALE": case "ROLLOVER": case "RESET": return { type, ...at };
+    case "STALE": case "ROLLOVER": case "RESET": case "FORCE_RELEASE": case "RETRY": return { type, ...at };
   }
 }
 
@@ -82,11 +82,11 @@ type Table<E extends string> = Record<CrawlStatus, Record<E, Outcome>>;
  */
 // prettier-ignore
 const EXPECTED: Table<CrawlEventType> = {
-  IDLE:      { CLAIM: CRAWLING, PROGRESS: LOST,     HEARTBEAT: LOST,     COMPLETE: LOST,      FAIL: LOST,    RELEASE: LOST,    STALE: INVALID, ROLLOVER: INVALID, RESET: IDLE },
-  CRAWLING:  { CLAIM: INVALID,  PROGRESS: CRAWLING, HEARTBEAT: CRAWLING, COMPLETE: COMPLETED, FAIL: FAILED,  RELEASE: PARTIAL, STALE: PARTIAL, ROLLOVER: INVALID, RESET: IDLE },
-  COMPLETED: { CLAIM: INVALID,  PROGRESS: INVALID,  HEARTBEAT: INVALID,  COMPLETE: COMPLETED, FAIL: INVALID, RELEASE: INVALID, STALE: INVALID, ROLLOVER: INVALID, RESET: IDLE },
-  FAILED:    { CLAIM: CRAWLING, PROGRESS: INVALID,  HEARTBEAT: INVALID,  COMPLETE: INVALID,   FAIL: FAILED,  RELEASE: INVALID, STALE: INVALID, ROLLOVER: INVALID, RESET: IDLE },
-  PARTIAL:   { CLAIM: CRAWLING, PROGRESS: LOST,     HEARTBEAT: LOST,     COMPLETE: LOST,      FAIL: LOST,    RELEASE: PARTIAL, STALE: INVALID, ROLLOVER: INVALID, RESET: IDLE },
+  IDLE:      { CLAIM: CRAWLING, PROGRESS: LOST,     HEARTBEAT: LOST,     COMPLETE: LOST,      FAIL: LOST,    RELEASE: LOST,    STALE: INVALID, ROLLOVER: INVALID, RESET: IDLE, FORCE_RELEASE: INVALID, RETRY: INVALID },
+  CRAWLING:  { CLAIM: INVALID,  PROGRESS: CRAWLING, HEARTBEAT: CRAWLING, COMPLETE: COMPLETED, FAIL: FAILED,  RELEASE: PARTIAL, STALE: PARTIAL, ROLLOVER: INVALID, RESET: IDLE, FORCE_RELEASE: PARTIAL, RETRY: INVALID },
+  COMPLETED: { CLAIM: INVALID,  PROGRESS: INVALID,  HEARTBEAT: INVALID,  COMPLETE: COMPLETED, FAIL: INVALID, RELEASE: INVALID, STALE: INVALID, ROLLOVER: INVALID, RESET: IDLE, FORCE_RELEASE: INVALID, RETRY: INVALID },
+  FAILED:    { CLAIM: CRAWLING, PROGRESS: INVALID,  HEARTBEAT: INVALID,  COMPLETE: INVALID,   FAIL: FAILED,  RELEASE: INVALID, STALE: INVALID, ROLLOVER: INVALID, RESET: IDLE, FORCE_RELEASE: INVALID, RETRY: PARTIAL },
+  PARTIAL:   { CLAIM: CRAWLING, PROGRESS: LOST,     HEARTBEAT: LOST,     COMPLETE: LOST,      FAIL: LOST,    RELEASE: PARTIAL, STALE: INVALID, ROLLOVER: INVALID, RESET: IDLE, FORCE_RELEASE: INVALID, RETRY: INVALID },
 };
 
 /** The same lease-taking events, today, presenting a token that is NOT the keyword's lease. */
@@ -388,6 +388,33 @@ describe("RESET", () => {
       status: IDLE, crawlDate: null, lastCompletedPage: 0, totalPages: 0, jobsFound: 0, pagesCrawled: 0,
       retryCount: 0, errorMessage: "", heartbeatAt: null, crawlerId: "",
     });
+  });
+});
+
+describe("operator actions", () => {
+  it("FORCE_RELEASE: CRAWLING → PARTIAL, lease token kept so the crawler's late report is LEASE_LOST", () => {
+    const s = state({ lastCompletedPage: 2, jobsFound: 20 });
+    const d = decide(s, SOURCE, event("FORCE_RELEASE"));
+    expect(d).toMatchObject({ ok: true, from: CRAWLING, to: PARTIAL, reason: "released by operator" });
+    const after = apply(s, d);
+    expect(after).toMatchObject({ status: PARTIAL, leaseToken: HOLDER, lastCompletedPage: 2, jobsFound: 20 });
+    expect(refusal(decide(after, SOURCE, progress({ page: 3 })))).toBe(LOST);
+    const claim = decide(after, SOURCE, event("CLAIM"));
+    expect(claim).toMatchObject({ ok: true, to: CRAWLING, startPage: 3, resumed: true, reason: "resume" });
+  });
+
+  it("RETRY: FAILED (retries used up) → PARTIAL, error cleared, retryCount kept; the next claim resumes it", () => {
+    const s = state({ status: FAILED, retryCount: 3, lastCompletedPage: 1, errorMessage: "banned" });
+    expect(refusal(decide(s, SOURCE, event("CLAIM")))).toBe(INVALID);
+    const d = decide(s, SOURCE, event("RETRY"));
+    expect(d).toMatchObject({ ok: true, from: FAILED, to: PARTIAL, reason: "retried by operator" });
+    const after = apply(s, d);
+    expect(after).toMatchObject({ status: PARTIAL, errorMessage: "", retryCount: 3, lastCompletedPage: 1 });
+    expect(decide(after, SOURCE, event("CLAIM"))).toMatchObject({ ok: true, to: CRAWLING, startPage: 2 });
+  });
+
+  it("a FAILED keyword from yesterday reads as IDLE: RETRY is refused", () => {
+    expect(refusal(decide(state({ status: FAILED, crawlDate: YESTERDAY }), SOURCE, event("RETRY")))).toBe(INVALID);
   });
 });
 

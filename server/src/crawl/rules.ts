@@ -6,6 +6,7 @@
 //   CRAWLING ──fail──► FAILED ──claim (retryCount < maxRetries)──► CRAWLING
 //   CRAWLING ──no heartbeat for staleAfter / release──► PARTIAL ──claim (resume)──► CRAWLING
 //   next crawl day: every state ► IDLE (read that way at once; materialised by the rollover job)
+//   operator: any ──reset──► IDLE; CRAWLING ──force release──► PARTIAL; FAILED ──retry──► PARTIAL
 import { CrawlStatus } from "../../../generated/sqlite/enums.ts";
 import { ErrorCode } from "../errors.ts";
 
@@ -57,7 +58,11 @@ export type CrawlEventInput =
   | ({ type: "RELEASE"; leaseToken: string } & At)
   | ({ type: "STALE" } & At)
   | ({ type: "ROLLOVER" } & At)
-  | ({ type: "RESET" } & At);
+  | ({ type: "RESET" } & At)
+  /** Operator: take a keyword from its crawler without its lease (a crawler that hangs). */
+  | ({ type: "FORCE_RELEASE" } & At)
+  /** Operator: give a FAILED keyword one more attempt, resumed by the next claim. */
+  | ({ type: "RETRY" } & At);
 
 export type CrawlEventType = CrawlEventInput["type"];
 export const EVENT_TYPES: readonly CrawlEventType[] = [
@@ -70,6 +75,8 @@ export const EVENT_TYPES: readonly CrawlEventType[] = [
   "STALE",
   "ROLLOVER",
   "RESET",
+  "FORCE_RELEASE",
+  "RETRY",
 ];
 export const STATUSES: readonly CrawlStatus[] = Object.values(CrawlStatus);
 
@@ -326,6 +333,19 @@ export function decide(state: KeywordState, source: SourceRules, event: CrawlEve
         reason: "reset",
         dropPageReports: true,
       };
+    }
+
+    case "FORCE_RELEASE": {
+      if (from !== CrawlStatus.CRAWLING) return refuse(ErrorCode.INVALID_TRANSITION, `keyword is ${from}, not CRAWLING`);
+      // The lease token stays: the crawler's late reports are then told LEASE_LOST.
+      return accept(CrawlStatus.PARTIAL, {}, "released by operator");
+    }
+
+    case "RETRY": {
+      if (from !== CrawlStatus.FAILED) return refuse(ErrorCode.INVALID_TRANSITION, `keyword is ${from}, not FAILED`);
+      // PARTIAL is claimed first and resumes after the last good page; retryCount is kept, so a
+      // further failure does not earn automatic retries the source no longer allows.
+      return accept(CrawlStatus.PARTIAL, { errorMessage: "" }, "retried by operator");
     }
   }
 }

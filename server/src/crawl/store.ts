@@ -22,6 +22,8 @@ export interface Transition {
   from: CrawlStatus;
   to: CrawlStatus;
   reason: string;
+  /** The crawler that claimed, or held the keyword. */
+  crawlerId: string;
 }
 
 /** What one committed transaction changed, for subscribers and metrics. */
@@ -87,7 +89,7 @@ export class CrawlStore {
     const after = { ...kw, ...(d.patch as Partial<Keyword>), version: kw.version + 1, updatedAt: now };
     log.keywordIds.push(kw.id);
     if (d.pageReport) log.pageReports++;
-    if (d.from !== d.to) log.transitions.push({ from: d.from, to: d.to, reason: d.reason });
+    if (d.from !== d.to) log.transitions.push({ from: d.from, to: d.to, reason: d.reason, crawlerId });
     log.counters.push(...counterDeltas(kw, after, today));
     return after;
   }
@@ -214,6 +216,16 @@ export class CrawlStore {
   /** Operator action: forget today's crawl state; any live lease is revoked. */
   reset(keywordId: number) {
     return this.transition(keywordId, (_kw, at) => ({ type: "RESET", ...at }));
+  }
+
+  /** Operator action: take a CRAWLING keyword from its crawler without the lease → PARTIAL. */
+  forceRelease(keywordId: number) {
+    return this.transition(keywordId, (_kw, at) => ({ type: "FORCE_RELEASE", ...at }));
+  }
+
+  /** Operator action: a FAILED keyword → PARTIAL, so the next claim resumes it. */
+  retry(keywordId: number) {
+    return this.transition(keywordId, (_kw, at) => ({ type: "RETRY", ...at }));
   }
 
   /**

@@ -31,9 +31,12 @@ builder.mutationFields((t) => ({
       cities: t.arg.stringList({ required: true }),
       jobs: t.arg.stringList({ required: true }),
     },
-    resolve: (_root, raw, ctx) => {
+    resolve: async (_root, raw, ctx) => {
       const a = parseInput(args, raw);
-      return importKeywords(ctx.database, a.source, crossProduct(a.cities, a.jobs));
+      const result = await importKeywords(ctx.database, a.source, crossProduct(a.cities, a.jobs));
+      // New keywords are IDLE ones: the distribution's total and idle moved.
+      if (result.created) void ctx.bus.publish("crawlChanged", { sourceId: a.source, keywordIds: [], all: true });
+      return result;
     },
   }),
 }));

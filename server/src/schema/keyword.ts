@@ -138,6 +138,21 @@ builder.mutationFields((t) => ({
     args: { id: t.arg.id({ required: true }) },
     resolve: (_query, _root, args, ctx) => ctx.store.reset(parseInput(byId, args).id),
   }),
+  forceReleaseKeyword: t.prismaField({
+    type: "Keyword",
+    authScopes: { admin: true },
+    description:
+      "Take a CRAWLING keyword from its crawler without its lease (admin): it becomes PARTIAL, the next claim resumes it, and the crawler's late reports get LEASE_LOST.",
+    args: { id: t.arg.id({ required: true }) },
+    resolve: (_query, _root, args, ctx) => ctx.store.forceRelease(parseInput(byId, args).id),
+  }),
+  retryKeyword: t.prismaField({
+    type: "Keyword",
+    authScopes: { admin: true },
+    description: "Give a FAILED keyword another attempt (admin): it becomes PARTIAL and the next claim resumes it.",
+    args: { id: t.arg.id({ required: true }) },
+    resolve: (_query, _root, args, ctx) => ctx.store.retry(parseInput(byId, args).id),
+  }),
 }));
 
 builder.subscriptionFields((t) => ({
