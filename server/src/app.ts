@@ -25,7 +25,7 @@ import { openDatabase } from "./db/client.ts";
 import { migrate } from "./db/migrate.ts";
 import { seedSources } from "./db/seed.ts";
 import { apiError, ErrorCode } from "./errors.ts";
-import { createBus } from "./live/bus.ts";
+import { openBus } from "./live/bus.ts";
 import { DistributionFeed } from "./live/distribution-feed.ts";
 import { GRAPHIQL_EXAMPLE } from "./graphiql-example.ts";
 import { dayRollover } from "./jobs/day-rollover.ts";
@@ -74,7 +74,8 @@ export async function buildApp(options: BuildAppOptions = {}): Promise<App> {
 
   const calendar = new CrawlCalendar(options.clock ?? systemClock, config.CRAWL_TZ);
   const store = new CrawlStore(database, calendar);
-  const bus = createBus();
+  const live = await openBus({ redisUrl: config.REDIS_URL, channelPrefix: config.REDIS_CHANNEL_PREFIX, log: log.child({ role: "bus" }) });
+  const bus = live.bus;
   const distribution = new DistributionFeed(
     (sourceId) => crawlStats(database, calendar, sourceId),
     config.DISTRIBUTION_THROTTLE_MS,
@@ -104,6 +105,9 @@ export async function buildApp(options: BuildAppOptions = {}): Promise<App> {
   void (async () => {
     for await (const change of changes) distribution.changed(change.sourceId);
   })();
+  // Changes missed while Redis was away: every watched distribution is recomputed.
+  live.onResync(() => distribution.refreshAll());
+  await live.ready();
 
   async function principalFor(token: string | null): Promise<Principal | null> {
     if (!token) return null;
@@ -198,7 +202,7 @@ export async function buildApp(options: BuildAppOptions = {}): Promise<App> {
     maxPayload: config.MAX_BODY_BYTES,
   });
 
-  const scheduler = new Scheduler(store, log.child({ role: "scheduler" }), {
+  const scheduler = new Scheduler(store, database, log.child({ role: "scheduler" }), {
     staleSweepCron: config.STALE_SWEEP_CRON,
     timeZone: config.CRAWL_TZ,
   });
@@ -214,7 +218,7 @@ export async function buildApp(options: BuildAppOptions = {}): Promise<App> {
       });
       port = (server.address() as AddressInfo).port;
       if (options.scheduler !== false) scheduler.start();
-      log.info({ port, database: database.provider, timeZone: config.CRAWL_TZ }, `listening on http://localhost:${port}/graphql`);
+      log.info({ port, database: database.provider, bus: live.kind, timeZone: config.CRAWL_TZ }, `listening on http://localhost:${port}/graphql`);
       return port;
     },
     async stop() {
@@ -222,6 +226,7 @@ export async function buildApp(options: BuildAppOptions = {}): Promise<App> {
       distribution.close();
       await changes.return?.();
       await websocket.close();
+      await live.close();
       // Stop accepting, let requests in flight finish (a spider's report gets its answer), then
       // cut what is left after the grace period.
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
