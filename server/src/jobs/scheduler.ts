@@ -28,12 +28,14 @@ export class Scheduler {
   start(): void {
     const run = (name: string, fn: () => Promise<unknown>) => async (self: Cron) => {
       // The schedule's time of this tick: the same on every instance, whenever each one wakes.
-      const tick = self.previousRuns(1, new Date())[0] ?? new Date();
+      // (croner fires at or after it; previousRuns excludes a run equal to the reference: + 1 ms.)
+      const tick = self.previousRuns(1, new Date(Date.now() + 1))[0] ?? new Date();
       const p = (async () => {
         if (!(await claimTick(this.database, name, tick))) {
-          this.log.debug({ job: name, tick }, "tick taken by another instance");
+          this.log.debug({ job: name, tick, instance: instanceId }, "tick taken by another instance");
           return;
         }
+        this.log.debug({ job: name, tick, instance: instanceId }, "tick won");
         await fn();
       })().catch((err) => this.log.error({ err, job: name }, "scheduled job failed; retrying at the next tick"));
       this.running.add(p);
@@ -43,7 +45,6 @@ export class Scheduler {
         this.running.delete(p);
       }
     };
-    this.log.debug({ instance: instanceId }, "scheduler started");
     this.jobs.push(
       new Cron(this.options.staleSweepCron, { name: "stale-sweep", protect: true, timezone: this.options.timeZone },
         run("stale-sweep", () => staleSweep(this.store, this.log))),
