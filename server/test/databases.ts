@@ -1,6 +1,7 @@
 // Which databases the integration suite runs on. SQLite always; PostgreSQL when one answers at
 // TEST_POSTGRES_URL (default: the local server). Without it the suite says so and skips those runs,
-// except under CI=true, where a missing PostgreSQL is a failure.
+// except under CI=true, where a missing PostgreSQL is a failure. Redis (TEST_REDIS_URL) likewise
+// for the suites that need it.
 import { randomBytes } from "node:crypto";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
