@@ -2,6 +2,7 @@
 // too), other prefixes hear nothing of it, and an unreachable Redis stops start-up with a clear error.
 import { afterAll, describe, expect, it } from "vitest";
 import { pino } from "pino";
+import { Redis } from "ioredis";
 import { type LiveBus, openBus } from "../src/live/bus.ts";
 import type { CrawlChange } from "../src/crawl/store.ts";
 import { servicesAvailable, testRedis } from "./databases.ts";
@@ -67,6 +68,35 @@ describe.skipIf(!(await servicesAvailable("Redis bus", ["redis"])))("the Redis b
     expect(lo.got).toEqual([{ sourceId: "boss", keywordIds: [1] }]);
     expect(la.got).toHaveLength(1);
     await Promise.all([la.stop(), lb.stop(), lo.stop()]);
+  });
+
+  it("after its subscriber connection drops, resubscribes and asks for a refresh", async () => {
+    const prefix = testRedis().REDIS_CHANNEL_PREFIX;
+    const [a, b] = [await bus(prefix), await bus(prefix)];
+    let resyncs = 0;
+    b.onResync(() => resyncs++);
+    const lb = listen(b);
+    await b.ready();
+    // Cut b's subscriber connection (found by its name) the way a Redis restart or a network
+    // failure would; only this test's connections carry this prefix.
+    const admin = new Redis(testRedis().REDIS_URL);
+    try {
+      const list = (await admin.client("LIST")) as string;
+      const ids = list.split("\n").filter((l) => l.includes(` name=crawl-sub:${prefix} `)).map((l) => /\bid=(\d+)/.exec(l)![1]!);
+      expect(ids).toHaveLength(2);
+      // b opened second: the higher id.
+      await admin.client("KILL", "ID", String(Math.max(...ids.map(Number))));
+    } finally {
+      admin.disconnect();
+    }
+    for (const end = Date.now() + 5000; resyncs === 0; await new Promise((r) => setTimeout(r, 20))) {
+      if (Date.now() > end) throw new Error("no resync after the subscriber connection dropped");
+    }
+    await b.ready();
+    a.bus.publish("crawlChanged", { sourceId: "zhilian", keywordIds: [3] });
+    await lb.until(1);
+    expect(lb.got).toEqual([{ sourceId: "zhilian", keywordIds: [3] }]);
+    await lb.stop();
   });
 
   it("refuses to start when Redis does not answer", async () => {

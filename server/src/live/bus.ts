@@ -50,8 +50,10 @@ async function openRedisBus(url: string, options: BusOptions): Promise<LiveBus> 
   const log = options.log.child({ redis: where(url) });
   // The subscriber's commands wait through an outage (it resubscribes on reconnect by itself);
   // a publish fails after ioredis's retries and is logged: that change is not broadcast.
-  const publisher = new Redis(url, { lazyConnect: true });
-  const subscriber = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: null });
+  // Named after the deployment's prefix, so `CLIENT LIST` tells whose connections they are.
+  const name = (role: string) => `crawl-${role}:${options.channelPrefix}`.replace(/[^!-~]/g, "_");
+  const publisher = new Redis(url, { lazyConnect: true, connectionName: name("pub") });
+  const subscriber = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: null, connectionName: name("sub") });
   let lastError = "";
   for (const [role, client] of [["publisher", publisher], ["subscriber", subscriber]] as const) {
     client.on("error", (err: Error) => {
