@@ -7,6 +7,7 @@
 // (they take turns on its write lock) but are not the scale-out path: that is PostgreSQL. Without
 // a reachable PostgreSQL its rows are left out, with the reason. Never asserts a speed.
 import { mkdirSync, writeFileSync } from "node:fs";
+import { cpus, loadavg } from "node:os";
 import { join } from "node:path";
 import { performance } from "node:perf_hooks";
 import { Command, InvalidArgumentError } from "commander";
@@ -105,7 +106,10 @@ const pg1 = find("postgres", 1);
 const pg2 = find("postgres", 2);
 if (pg1 && pg2) ratios["postgres × 2 vs postgres × 1"] = pg2.perSecond / pg1.perSecond;
 
-console.log(`\nclaims/s over HTTP, ${C} clients split over the instances, 1 keyword per claim, ${CLAIMS} claims each\n`);
+// Servers, database and load generator share this machine: say how busy it was.
+const load = loadavg().map((l) => l.toFixed(2)).join(" ");
+console.log(`\nclaims/s over HTTP, ${C} clients split over the instances, 1 keyword per claim, ${CLAIMS} claims each`);
+console.log(`(${cpus().length} CPUs; load average at the end ${load}; servers, database and clients on this one machine)\n`);
 console.log(`| database | instances | claims | seconds | claims/s | vs sqlite × 1 |\n|---|---:|---:|---:|---:|---:|`);
 for (const r of rows) {
   console.log(`| ${r.provider} | ${r.instances} | ${r.claims} | ${r.seconds.toFixed(2)} | ${r.perSecond.toFixed(0)} | ${(r.perSecond / base.perSecond).toFixed(2)}× |`);
@@ -113,7 +117,7 @@ for (const r of rows) {
 console.log(`\n| ratio | value |\n|---|---:|`);
 for (const [k, v] of Object.entries(ratios)) console.log(`| ${k} | ${v.toFixed(3)}× |`);
 
-const results = { at: new Date().toISOString(), node: process.version, claims: CLAIMS, concurrency: C, quick: Boolean(opts.quick), rows, ratios };
+const results = { at: new Date().toISOString(), node: process.version, cpus: cpus().length, loadavg: loadavg(), claims: CLAIMS, concurrency: C, quick: Boolean(opts.quick), rows, ratios };
 mkdirSync(join(opts.out, ".."), { recursive: true });
 writeFileSync(opts.out, `${JSON.stringify(results, null, 2)}\n`);
 console.error(`\nwrote ${opts.out}`);
