@@ -68,7 +68,7 @@ export async function buildApp(options: BuildAppOptions = {}): Promise<App> {
 
   const applied = await migrate(config.DATABASE_URL);
   if (applied.length) log.info({ migrations: applied }, "database migrated");
-  const database = await openDatabase(config.DATABASE_URL);
+  const database = await openDatabase(config.DATABASE_URL, { poolMax: config.PG_POOL_MAX });
   const seeded = await seedSources(database);
   if (seeded) log.info({ sources: seeded }, "sources seeded");
 

@@ -13,6 +13,7 @@ describe("parseConfig", () => {
     });
     expect(c.REDIS_URL).toBeUndefined();
     expect(c.REDIS_CHANNEL_PREFIX).toBe("crawl:");
+    expect(c.PG_POOL_MAX).toBe(20);
   });
 
   it("names every bad variable", () => {
@@ -36,5 +37,6 @@ describe("parseConfig", () => {
     expect(parseConfig({ REDIS_URL: "redis://h:6379", REDIS_CHANNEL_PREFIX: "prod:" })).toMatchObject({ REDIS_URL: "redis://h:6379", REDIS_CHANNEL_PREFIX: "prod:" });
     expect(() => parseConfig({ REDIS_URL: "http://h:6379" })).toThrowError(/REDIS_URL/);
     expect(() => parseConfig({ REDIS_CHANNEL_PREFIX: "x".repeat(101) })).toThrowError(/REDIS_CHANNEL_PREFIX/);
+    expect(() => parseConfig({ PG_POOL_MAX: "0" })).toThrowError(/PG_POOL_MAX/);
   });
 });

@@ -36,6 +36,8 @@ const schema = z.object({
     .string()
     .regex(/^(file:|postgres:\/\/|postgresql:\/\/)/, "must start with file: or postgres://")
     .default("file:./.data/crawl.db"),
+  /** PostgreSQL connections per instance for writes (reads use half as many again). @default 20 */
+  PG_POOL_MAX: z.coerce.number().int().min(1).max(500).default(20),
   /** Optional Redis for pub/sub across server instances. */
   REDIS_URL: z.string().regex(/^rediss?:\/\//, "must start with redis://").optional(),
   /** Prefix of this deployment's Redis pub/sub channels (instances that share state share it). @default "crawl:" */

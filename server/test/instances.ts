@@ -46,7 +46,7 @@ export async function startCluster(
 ): Promise<Cluster> {
   const tdb = await createTestDatabase("postgres");
   await migrate(tdb.url);
-  const db = await openDatabase(tdb.url);
+  const db = await openDatabase(tdb.url, { poolMax: 4 });
   await seedSources(db);
   await prepare(db);
   const tokens = {
@@ -68,6 +68,7 @@ export async function startCluster(
     },
   };
   // One at a time: both would migrate at once otherwise (safe, but slower on two cores).
-  for (let i = 0; i < n; i++) servers.push(await spawnServer({ DATABASE_URL: tdb.url, CRAWL_TZ: zone, ...env }));
+  // Small pools: several instances and other test files share the local PostgreSQL's connections.
+  for (let i = 0; i < n; i++) servers.push(await spawnServer({ DATABASE_URL: tdb.url, CRAWL_TZ: zone, PG_POOL_MAX: "8", ...env }));
   return cluster;
 }
