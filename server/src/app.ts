@@ -226,7 +226,6 @@ export async function buildApp(options: BuildAppOptions = {}): Promise<App> {
       distribution.close();
       await changes.return?.();
       await websocket.close();
-      await live.close();
       // Stop accepting, let requests in flight finish (a spider's report gets its answer), then
       // cut what is left after the grace period.
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
@@ -234,6 +233,8 @@ export async function buildApp(options: BuildAppOptions = {}): Promise<App> {
       const grace = setTimeout(() => server.closeAllConnections(), SHUTDOWN_GRACE_MS);
       await closed;
       clearTimeout(grace);
+      // After the last request: what it changed still reaches the other instances.
+      await live.close();
       await database.close();
     },
     runJob(name) {
