@@ -2,13 +2,17 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ClaimKeywordsDocument, ReportPageProgressDocument } from "../../spiders/src/gql/graphql.ts";
 import { cities, startServer, type TestServer } from "./harness.ts";
-import { testProviders } from "./databases.ts";
+import { servicesAvailable, testProviders, testRedis } from "./databases.ts";
 import { collect, DISTRIBUTION } from "./subscribe.ts";
 
-describe.each(await testProviders())("subscriptions on %s", (provider) => {
+// Each database with the in-process bus, and once more with the change bus on Redis (REDIS_URL).
+const variants: { provider: "sqlite" | "postgres"; bus: "in-process" | "redis" }[] = (await testProviders()).map((provider) => ({ provider, bus: "in-process" }));
+if (await servicesAvailable("subscriptions over a Redis bus", ["redis"])) variants.push({ provider: "sqlite", bus: "redis" });
+
+describe.each(variants)("subscriptions on $provider, $bus bus", ({ provider, bus }) => {
   let s: TestServer;
   beforeAll(async () => {
-    s = await startServer(provider, { config: { DISTRIBUTION_THROTTLE_MS: 250 } });
+    s = await startServer(provider, { config: { DISTRIBUTION_THROTTLE_MS: 250, ...(bus === "redis" ? testRedis() : {}) } });
   });
   afterAll(() => s?.close());
 
