@@ -48,9 +48,9 @@ const where = (url: string) => {
 
 async function openRedisBus(url: string, options: BusOptions): Promise<LiveBus> {
   const log = options.log.child({ redis: where(url) });
-  // The subscriber's commands wait through an outage (it resubscribes on reconnect by itself);
-  // a publish fails after ioredis's retries and is logged: that change is not broadcast.
-  // Named after the deployment's prefix, so `CLIENT LIST` tells whose connections they are.
+  // Connections named after the deployment's prefix, so `CLIENT LIST` tells whose they are. The
+  // subscriber's commands wait through an outage (it resubscribes on reconnect by itself); a
+  // publish fails after ioredis's retries and is logged: that change is not broadcast.
   const name = (role: string) => `crawl-${role}:${options.channelPrefix}`.replace(/[^!-~]/g, "_");
   const publisher = new Redis(url, { lazyConnect: true, connectionName: name("pub") });
   const subscriber = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: null, connectionName: name("sub") });
@@ -60,6 +60,7 @@ async function openRedisBus(url: string, options: BusOptions): Promise<LiveBus> 
       if (err.message !== lastError) log.warn({ role, err: err.message }, "redis connection error; reconnecting");
       lastError = err.message;
     });
+    client.on("ready", () => (lastError = ""));
   }
 
   const timeoutMs = options.connectTimeoutMs ?? 10_000;
@@ -76,7 +77,6 @@ async function openRedisBus(url: string, options: BusOptions): Promise<LiveBus> 
   } finally {
     clearTimeout(timer);
   }
-  lastError = "";
 
   // Connected now: every later "ready" is a reconnect, after which ioredis has resubscribed.
   const resync = new Set<() => void>();
