@@ -26,7 +26,7 @@ import { openDatabase } from "./db/client.ts";
 import { migrate } from "./db/migrate.ts";
 import { seedSources } from "./db/seed.ts";
 import { apiError, ErrorCode } from "./errors.ts";
-import { createBus } from "./live/bus.ts";
+import { openBus } from "./live/bus.ts";
 import { DistributionFeed } from "./live/distribution-feed.ts";
 import { GRAPHIQL_EXAMPLE } from "./graphiql-example.ts";
 import { dayRollover } from "./jobs/day-rollover.ts";
@@ -69,13 +69,14 @@ export async function buildApp(options: BuildAppOptions = {}): Promise<App> {
 
   const applied = await migrate(config.DATABASE_URL);
   if (applied.length) log.info({ migrations: applied }, "database migrated");
-  const database = await openDatabase(config.DATABASE_URL);
+  const database = await openDatabase(config.DATABASE_URL, { poolMax: config.PG_POOL_MAX });
   const seeded = await seedSources(database);
   if (seeded) log.info({ sources: seeded }, "sources seeded");
 
   const calendar = new CrawlCalendar(options.clock ?? systemClock, config.CRAWL_TZ);
   const store = new CrawlStore(database, calendar);
-  const bus = createBus();
+  const live = await openBus({ redisUrl: config.REDIS_URL, channelPrefix: config.REDIS_CHANNEL_PREFIX, log: log.child({ role: "bus" }) });
+  const bus = live.bus;
   const distribution = new DistributionFeed(
     (sourceId) => crawlStats(database, calendar, sourceId),
     config.DISTRIBUTION_THROTTLE_MS,
@@ -109,6 +110,9 @@ export async function buildApp(options: BuildAppOptions = {}): Promise<App> {
       distribution.changed(change.sourceId);
     }
   })();
+  // Changes missed while Redis was away: every watched distribution is recomputed.
+  live.onResync(() => distribution.refreshAll());
+  await live.ready();
 
   async function principalFor(token: string | null): Promise<Principal | null> {
     if (!token) return null;
@@ -203,7 +207,7 @@ export async function buildApp(options: BuildAppOptions = {}): Promise<App> {
     maxPayload: config.MAX_BODY_BYTES,
   });
 
-  const scheduler = new Scheduler(store, log.child({ role: "scheduler" }), {
+  const scheduler = new Scheduler(store, database, log.child({ role: "scheduler" }), {
     staleSweepCron: config.STALE_SWEEP_CRON,
     timeZone: config.CRAWL_TZ,
   });
@@ -219,7 +223,7 @@ export async function buildApp(options: BuildAppOptions = {}): Promise<App> {
       });
       port = (server.address() as AddressInfo).port;
       if (options.scheduler !== false) scheduler.start();
-      log.info({ port, database: database.provider, timeZone: config.CRAWL_TZ }, `listening on http://localhost:${port}/graphql`);
+      log.info({ port, database: database.provider, bus: live.kind, timeZone: config.CRAWL_TZ }, `listening on http://localhost:${port}/graphql`);
       return port;
     },
     async stop() {
@@ -234,6 +238,8 @@ export async function buildApp(options: BuildAppOptions = {}): Promise<App> {
       const grace = setTimeout(() => server.closeAllConnections(), SHUTDOWN_GRACE_MS);
       await closed;
       clearTimeout(grace);
+      // After the last request: what it changed still reaches the other instances.
+      await live.close();
       await database.close();
     },
     runJob(name) {

@@ -12,6 +12,8 @@ describe("parseConfig", () => {
       PUBLIC_READS: true,
     });
     expect(c.REDIS_URL).toBeUndefined();
+    expect(c.REDIS_CHANNEL_PREFIX).toBe("crawl:");
+    expect(c.PG_POOL_MAX).toBe(20);
   });
 
   it("names every bad variable", () => {
@@ -29,5 +31,12 @@ describe("parseConfig", () => {
     const c = parseConfig({ DATABASE_URL: "postgres://u@h/db", STALE_SWEEP_CRON: "*/5 * * * * *", PUBLIC_READS: "false" });
     expect(c.DATABASE_URL).toBe("postgres://u@h/db");
     expect(c.PUBLIC_READS).toBe(false);
+  });
+
+  it("checks the Redis settings", () => {
+    expect(parseConfig({ REDIS_URL: "redis://h:6379", REDIS_CHANNEL_PREFIX: "prod:" })).toMatchObject({ REDIS_URL: "redis://h:6379", REDIS_CHANNEL_PREFIX: "prod:" });
+    expect(() => parseConfig({ REDIS_URL: "http://h:6379" })).toThrowError(/REDIS_URL/);
+    expect(() => parseConfig({ REDIS_CHANNEL_PREFIX: "x".repeat(101) })).toThrowError(/REDIS_CHANNEL_PREFIX/);
+    expect(() => parseConfig({ PG_POOL_MAX: "0" })).toThrowError(/PG_POOL_MAX/);
   });
 });

@@ -36,8 +36,12 @@ const schema = z.object({
     .string()
     .regex(/^(file:|postgres:\/\/|postgresql:\/\/)/, "must start with file: or postgres://")
     .default("file:./.data/crawl.db"),
+  /** PostgreSQL connections per instance for writes (reads use half as many again). @default 20 */
+  PG_POOL_MAX: z.coerce.number().int().min(1).max(500).default(20),
   /** Optional Redis for pub/sub across server instances. */
   REDIS_URL: z.string().regex(/^rediss?:\/\//, "must start with redis://").optional(),
+  /** Prefix of this deployment's Redis pub/sub channels (instances that share state share it). @default "crawl:" */
+  REDIS_CHANNEL_PREFIX: z.string().min(1).max(100).default("crawl:"),
   /** Time zone of the crawl day. @default "Asia/Shanghai" */
   CRAWL_TZ: z.string().refine(validTimeZone, "unknown IANA time zone").default("Asia/Shanghai"),
   /** Stale sweep schedule (5- or 6-field croner syntax). @default "0 * * * * *" (every minute) */

@@ -9,6 +9,8 @@ export interface ServerProcess {
   child: ChildProcess;
   port: number;
   url: string;
+  /** What it has written to stdout and stderr so far (its pino log lines). */
+  output(): string;
   kill(signal?: NodeJS.Signals): Promise<void>;
 }
 
@@ -33,6 +35,7 @@ export function spawnServer(env: Record<string, string>): Promise<ServerProcess>
         child,
         port,
         url: `http://127.0.0.1:${port}/graphql`,
+        output: () => output,
         kill: (signal = "SIGKILL") =>
           new Promise((done) => {
             if (child.exitCode !== null || child.signalCode !== null) return done();

@@ -183,15 +183,20 @@ const pgTypes = {
 };
 const pgValue = (v: unknown) => (v instanceof Date ? v.toISOString() : v === undefined ? null : v);
 
-async function openPostgres(url: string): Promise<Database> {
+export interface OpenOptions {
+  /** PostgreSQL: connections for writes; reads get half as many again. @default 20 */
+  poolMax?: number;
+}
+
+async function openPostgres(url: string, { poolMax = 20 }: OpenOptions): Promise<Database> {
   const reader = new PostgresClient({
-    adapter: new PrismaPg({ connectionString: url, max: 10 }),
+    adapter: new PrismaPg({ connectionString: url, max: Math.max(1, Math.ceil(poolMax / 2)) }),
     transactionOptions: TX_OPTIONS,
   }) as unknown as Db;
   await reader.$queryRawUnsafe("SELECT 1");
   // Writes on node-postgres directly: a transaction is a few statements, and the driver's
   // round trip is the whole cost of each.
-  const pool = new pg.Pool({ connectionString: url, max: 20, types: pgTypes });
+  const pool = new pg.Pool({ connectionString: url, max: poolMax, types: pgTypes });
   // An idle connection that dies (server restart, admin termination) is dropped by the pool; the
   // next transaction opens a fresh one. Without a listener the error would crash the process.
   pool.on("error", () => {});
@@ -226,6 +231,6 @@ async function openPostgres(url: string): Promise<Database> {
   };
 }
 
-export function openDatabase(url: string): Promise<Database> {
-  return providerOf(url) === "sqlite" ? openSqlite(url) : openPostgres(url);
+export function openDatabase(url: string, options: OpenOptions = {}): Promise<Database> {
+  return providerOf(url) === "sqlite" ? openSqlite(url) : openPostgres(url, options);
 }

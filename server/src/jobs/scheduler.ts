@@ -1,10 +1,13 @@
 // croner runs the background jobs. A run never overlaps the previous one of the same job, and an
-// error is logged and left for the next tick rather than crashing the server.
+// error is logged and left for the next tick rather than crashing the server. With several server
+// instances on one database, each tick runs on one of them only (tick-lease.ts).
 import { Cron } from "croner";
 import type { Logger } from "pino";
 import type { CrawlStore } from "../crawl/store.ts";
+import type { Database } from "../db/client.ts";
 import { dayRollover } from "./day-rollover.ts";
 import { staleSweep } from "./stale-sweep.ts";
+import { claimTick, instanceId } from "./tick-lease.ts";
 
 export interface SchedulerOptions {
   staleSweepCron: string;
@@ -17,13 +20,24 @@ export class Scheduler {
   private running = new Set<Promise<unknown>>();
   constructor(
     private readonly store: CrawlStore,
+    private readonly database: Database,
     private readonly log: Logger,
     private readonly options: SchedulerOptions,
   ) {}
 
   start(): void {
-    const run = (name: string, fn: () => Promise<unknown>) => async () => {
-      const p = fn().catch((err) => this.log.error({ err, job: name }, "scheduled job failed; retrying at the next tick"));
+    const run = (name: string, fn: () => Promise<unknown>) => async (self: Cron) => {
+      // The schedule's time of this tick: the same on every instance, whenever each one wakes.
+      // (croner fires at or after it; previousRuns excludes a run equal to the reference: + 1 ms.)
+      const tick = self.previousRuns(1, new Date(Date.now() + 1))[0] ?? new Date();
+      const p = (async () => {
+        if (!(await claimTick(this.database, name, tick))) {
+          this.log.debug({ job: name, tick, instance: instanceId }, "tick taken by another instance");
+          return;
+        }
+        this.log.debug({ job: name, tick, instance: instanceId }, "tick won");
+        await fn();
+      })().catch((err) => this.log.error({ err, job: name }, "scheduled job failed; retrying at the next tick"));
       this.running.add(p);
       try {
         await p;

@@ -75,6 +75,11 @@ export class DistributionFeed {
     });
   }
 
+  /** Every watched source may have changed (changes may have been missed): recompute them all. */
+  refreshAll(): void {
+    for (const sourceId of this.listeners.keys()) this.changed(sourceId);
+  }
+
   subscriberCount(): number {
     let n = 0;
     for (const s of this.listeners.values()) n += s.size;
