@@ -56,7 +56,7 @@ describe.skipIf(!(await servicesAvailable("Redis bus", ["redis"])))("the Redis b
     expect(a.kind).toBe("redis");
     const [la, lb, lo] = [listen(a), listen(b), listen(other)];
     await Promise.all([a.ready(), b.ready(), other.ready()]);
-    const change: CrawlChange = { sourceId: "qcwy", keywordIds: [7, 8], transitions: [{ from: "IDLE" as never, to: "CRAWLING" as never, reason: "claim" }] };
+    const change: CrawlChange = { sourceId: "qcwy", keywordIds: [7, 8], transitions: [{ from: "IDLE" as never, to: "CRAWLING" as never, reason: "claim", crawlerId: "spider-1" }] };
     a.bus.publish("crawlChanged", change);
     await la.until(1);
     await lb.until(1);
