@@ -16,6 +16,7 @@ import { maxTokensPlugin } from "@escape.tech/graphql-armor-max-tokens";
 import sirv from "sirv";
 import type { Logger } from "pino";
 import { bearer, type Principal, TokenVerifier } from "./auth/tokens.ts";
+import { CollectorService } from "./collector/service.ts";
 import { type Config, parseConfig } from "./config.ts";
 import type { Context, Services } from "./context.ts";
 import { CrawlCalendar, type Clock, systemClock } from "./crawl/crawl-day.ts";
@@ -80,7 +81,12 @@ export async function buildApp(options: BuildAppOptions = {}): Promise<App> {
     config.DISTRIBUTION_THROTTLE_MS,
     log.child({ role: "distribution" }),
   );
-  const services: Services = { config, database, calendar, store, bus, distribution, log };
+  const collector = new CollectorService(database, calendar, bus, config, log.child({ role: "collector" }));
+  if (config.COLLECTOR_TASKS_FILE) {
+    const created = await collector.seedFromFile(config.COLLECTOR_TASKS_FILE);
+    if (created) log.info({ tasks: created, file: config.COLLECTOR_TASKS_FILE }, "collector tasks seeded");
+  }
+  const services: Services = { config, database, calendar, store, bus, distribution, collector, log };
   const verifier = new TokenVerifier(database);
 
   const metrics = new Metrics({
@@ -213,12 +219,16 @@ export async function buildApp(options: BuildAppOptions = {}): Promise<App> {
         server.listen(listenPort, host, () => resolve());
       });
       port = (server.address() as AddressInfo).port;
-      if (options.scheduler !== false) scheduler.start();
+      if (options.scheduler !== false) {
+        scheduler.start();
+        await collector.startScheduling();
+      }
       log.info({ port, database: database.provider, timeZone: config.CRAWL_TZ }, `listening on http://localhost:${port}/graphql`);
       return port;
     },
     async stop() {
       await scheduler.stop();
+      await collector.close();
       distribution.close();
       await changes.return?.();
       await websocket.close();

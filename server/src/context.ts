@@ -1,6 +1,7 @@
 // What every resolver gets: the shared services and who is asking.
 import type { Logger } from "pino";
 import type { Principal } from "./auth/tokens.ts";
+import type { CollectorService } from "./collector/service.ts";
 import type { Config } from "./config.ts";
 import type { CrawlCalendar } from "./crawl/crawl-day.ts";
 import type { CrawlStore } from "./crawl/store.ts";
@@ -15,6 +16,7 @@ export interface Services {
   store: CrawlStore;
   bus: Bus;
   distribution: DistributionFeed;
+  collector: CollectorService;
   log: Logger;
 }
 

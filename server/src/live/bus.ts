@@ -3,7 +3,11 @@
 import { createPubSub, type PubSub } from "graphql-yoga";
 import type { CrawlChange } from "../crawl/store.ts";
 
-export type BusTopics = { crawlChanged: [CrawlChange] };
+export type BusTopics = {
+  crawlChanged: [CrawlChange];
+  /** A collector task's configuration or progress changed. */
+  collectorChanged: [taskId: number, change: { taskId: number }];
+};
 export type Bus = PubSub<BusTopics>;
 
 export function createBus(options?: Parameters<typeof createPubSub<BusTopics>>[0]): Bus {
