@@ -158,3 +158,40 @@ export function middayTimeZone(now = new Date()): string {
   // Etc/GMT names are sign-inverted: Etc/GMT-8 is UTC+8.
   return offset === 0 ? "Etc/GMT" : `Etc/GMT${offset > 0 ? "-" : "+"}${Math.abs(offset)}`;
 }
+
+/** Collects a subscription's messages; `next(n)` waits until n have arrived. */
+export function collect(client: Client, query: string, variables: Record<string, unknown>) {
+  const messages: any[] = [];
+  const errors: unknown[] = [];
+  let wake: () => void = () => {};
+  const stop = client.subscribe(
+    { query, variables },
+    {
+      next: (m) => {
+        if (m.errors) errors.push(...m.errors);
+        else messages.push(m.data);
+        wake();
+      },
+      error: (e) => {
+        errors.push(e);
+        wake();
+      },
+      complete: () => wake(),
+    },
+  );
+  return {
+    messages,
+    errors,
+    stop,
+    async until(pred: () => boolean, ms = 5000) {
+      const end = Date.now() + ms;
+      while (!pred()) {
+        if (Date.now() > end) throw new Error(`subscription: condition not met; got ${JSON.stringify(messages.at(-1))} ${JSON.stringify(errors)}`);
+        await new Promise<void>((r) => {
+          wake = r;
+          setTimeout(r, 50);
+        });
+      }
+    },
+  };
+}
