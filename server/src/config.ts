@@ -64,6 +64,8 @@ const schema = z.object({
   COLLECTOR_RETRY_MIN_MS: z.coerce.number().int().min(0).max(600_000).default(500),
   /** Longest retry delay. @default 30000 */
   COLLECTOR_RETRY_MAX_MS: z.coerce.number().int().min(0).max(3_600_000).default(30_000),
+  /** A running task silent this long (its server died) counts as stopped and may be started again. @default 30000 */
+  COLLECTOR_STALE_RUN_MS: z.coerce.number().int().min(1_000).max(3_600_000).default(30_000),
   /** Time limit of one upstream request. @default 30000 */
   COLLECTOR_FETCH_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(30_000),
   /** pino log level. @default "info" */

@@ -33,9 +33,9 @@ export async function waitUntilDone(s: TestServer, id: string, ms = 60_000) {
   }
 }
 
-/** Keys of the records in [from, to) whose freshness day is within filterDays of TODAY. */
-export function freshKeys(sim: UpstreamSim, filterDays: number, from = 0, to = sim.total): Set<string> {
-  const cutoff = new Date(Date.parse(`${TODAY}T00:00:00Z`) - filterDays * 86_400_000).toISOString().slice(0, 10);
+/** Keys of the records in [from, to) whose freshness day is within filterDays of `today`. */
+export function freshKeys(sim: UpstreamSim, filterDays: number, from = 0, to = sim.total, today = TODAY): Set<string> {
+  const cutoff = new Date(Date.parse(`${today}T00:00:00Z`) - filterDays * 86_400_000).toISOString().slice(0, 10);
   const keys = new Set<string>();
   for (let i = from; i < to; i++) if (sim.dataset.freshnessDay(i) >= cutoff) keys.add(sim.dataset.record(i).id);
   return keys;

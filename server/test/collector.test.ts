@@ -6,7 +6,6 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Prisma } from "../../generated/sqlite/client.ts";
 import { startUpstreamSim, type RunningUpstreamSim } from "../../spiders/sim/upstream/server.ts";
-import { STALE_RUN_MS } from "../src/collector/store.ts";
 import { testProviders } from "./databases.ts";
 import { startServer, type TestServer } from "./harness.ts";
 import { CREATE, createTask, freshKeys, RESET, START, STOP, TASK, TODAY, waitUntilDone } from "./collector-fixtures.ts";
@@ -135,7 +134,7 @@ describe.each(await testProviders())("collector over GraphQL on %s", (provider) 
   it("a RUNNING task whose server died (no heartbeat) reads as STOPPED and can be started again", async () => {
     const t = await createTask(s, { name: "orphan", url: u.url, filterDays: 10 });
     const id = Number(t.id);
-    const long = new Date(s.app.services.calendar.now().getTime() - STALE_RUN_MS - 1000);
+    const long = new Date(s.app.services.calendar.now().getTime() - s.app.services.collector.store.staleRunMs - 1000);
     // As a killed server leaves it: RUNNING, a run open, the heartbeat old.
     await s.app.services.database.transaction(async (tx) => {
       const status = provider === "postgres" ? Prisma.sql`'RUNNING'::"CollectorStatus"` : Prisma.sql`'RUNNING'`;
@@ -159,5 +158,107 @@ describe.each(await testProviders())("collector over GraphQL on %s", (provider) 
     expect(fetchedAt(2_900)).toBe(top);
     expect(fetchedAt(2_400)).toBe(below + 1);
     expect(done.progress.coveredRanges).toEqual([{ from: 0, to: 3_000 }]);
+  });
+});
+
+describe.each(await testProviders())("collector tasks file, autostart, schedules and an unreachable broker on %s", (provider) => {
+  let s: TestServer;
+  let u: RunningUpstreamSim;
+  const dir = mkdtempSync(join(tmpdir(), "ccp-collector-"));
+  const file = join(dir, "tasks.json");
+
+  beforeAll(async () => {
+    u = await startUpstreamSim({ initial: 500, endDay: TODAY, spanDays: 5 });
+    writeFileSync(
+      file,
+      JSON.stringify({
+        tasks: [
+          { name: "auto", url: u.url, autoStart: true, filterDays: 30 },
+          { name: "cron", url: u.url, schedule: "* * * * * *", filterDays: 30 },
+          { name: "off", url: u.url, autoStart: true, enabled: false },
+          { name: "nats-down", url: u.url, sink: "NATS" },
+        ],
+      }),
+    );
+    s = await startServer(provider, { scheduler: true, config: { COLLECTOR_TASKS_FILE: file, NATS_URL: "nats://127.0.0.1:1" } });
+  });
+  afterAll(async () => {
+    await s?.close();
+    await u?.close();
+  });
+
+  const byName = async (name: string) => {
+    const id = (await s.ok(TASKS)).collectorTasks.find((t: { name: string }) => t.name === name)?.id;
+    return (await s.ok(TASK, { id })).collectorTask;
+  };
+
+  it("creates the file's tasks, starts the autoStart ones, runs scheduled ones on their cron", async () => {
+    expect((await s.ok(TASKS)).collectorTasks.map((t: { name: string }) => t.name)).toEqual(["auto", "cron", "off", "nats-down"]);
+    const auto = await waitUntilDone(s, (await byName("auto")).id);
+    expect(auto.progress).toMatchObject({ status: "COMPLETED", producedCount: 500, coveredCount: 500 });
+    expect(auto.runs.map((r: { trigger: string }) => r.trigger)).toEqual(["autostart"]);
+
+    const cron = await byName("cron");
+    expect(cron.schedule).toBe("* * * * * *");
+    expect((await s.ok(`query($id: ID!) { collectorTask(id: $id) { nextRunAt } }`, { id: cron.id })).collectorTask.nextRunAt).not.toBeNull();
+    for (let end = Date.now() + 10_000; ; ) {
+      const t = (await s.ok(TASK, { id: cron.id })).collectorTask;
+      if (t.runs.some((r: { trigger: string; status: string }) => r.trigger === "schedule" && r.status === "COMPLETED")) break;
+      if (Date.now() > end) throw new Error(`no scheduled run: ${JSON.stringify(t.runs)}`);
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    // A disabled task neither autostarts nor runs.
+    const off = await byName("off");
+    expect(off.progress.status).toBe("IDLE");
+    expect(off.runs).toEqual([]);
+  });
+
+  it("seeding again creates nothing; a file with a KAFKA task is refused, naming the variable", async () => {
+    expect(await s.app.services.collector.seedFromFile(file)).toBe(0);
+    const bad = join(dir, "bad.json");
+    writeFileSync(bad, JSON.stringify([{ name: "kafka", url: u.url, sink: "KAFKA" }]));
+    await expect(s.app.services.collector.seedFromFile(bad)).rejects.toThrow(/COLLECTOR_TASKS_FILE=.*KAFKA sink is not available/);
+    writeFileSync(bad, JSON.stringify([{ name: "no-url" }]));
+    await expect(s.app.services.collector.seedFromFile(bad)).rejects.toThrow(/COLLECTOR_TASKS_FILE=.*url/);
+  });
+
+  it("starting a NATS task while NATS is unreachable is SINK_UNAVAILABLE and starts nothing", async () => {
+    const t = await byName("nats-down");
+    const r = await s.request(START, { id: t.id });
+    expect(r.errors?.[0]?.extensions?.code).toBe("SINK_UNAVAILABLE");
+    expect(r.errors?.[0]?.message).toMatch(/NATS is not reachable at nats:\/\/127\.0\.0\.1:1/);
+    const after = await byName("nats-down");
+    expect(after.progress.status).toBe("IDLE");
+    expect(after.runs).toEqual([]);
+    const lag = (await s.ok(`query($id: ID!) { collectorTask(id: $id) { progress { lag { head behindHead sinkPending error } } } }`, { id: t.id }))
+      .collectorTask.progress.lag;
+    expect(lag).toMatchObject({ head: 500, behindHead: 500, sinkPending: null });
+    expect(lag.error).toMatch(/NATS is not reachable/);
+  });
+});
+
+describe.each(await testProviders())("collector over a flaky upstream on %s", (provider) => {
+  let s: TestServer;
+  let u: RunningUpstreamSim;
+  beforeAll(async () => {
+    // Enough retries that a 30% error rate cannot exhaust them (0.3^11 per request).
+    s = await startServer(provider, { config: { COLLECTOR_MAX_RETRIES: 10, COLLECTOR_RETRY_MIN_MS: 1, COLLECTOR_RETRY_MAX_MS: 5 } });
+    u = await startUpstreamSim({ initial: 3_000, endDay: TODAY, spanDays: 30, seed: 11, faults: { errorRate: 0.3 } });
+  });
+  afterAll(async () => {
+    await s?.close();
+    await u?.close();
+  });
+
+  it("retries the failed requests with backoff and still stores every fresh record once", async () => {
+    const t = await createTask(s, { name: "flaky", url: u.url, batchSize: 100, filterDays: 15, maxExpiredBatches: 0 });
+    await s.ok(START, { id: t.id });
+    const done = await waitUntilDone(s, t.id);
+    const expected = freshKeys(u.sim, 15);
+    expect(done.progress).toMatchObject({ status: "COMPLETED", lastError: "", producedCount: expected.size, coveredCount: 3_000 });
+    expect(done.progress.run).toMatchObject({ batches: 30, fetchedCount: 3_000 });
+    expect(u.sim.requests).toBeGreaterThan(31); // some answers were 503s, retried
+    const rows = await s.app.services.database.reader.collectorRecord.findMany({ where: { taskId: Number(t.id) }, select: { key: true } });
+    expect(new Set(rows.map((r) => r.key))).toEqual(expected);
   });
 });

@@ -12,7 +12,7 @@ import type { CrawlCalendar } from "../crawl/crawl-day.ts";
 import { nextBatch, parseRanges, reachesBottom } from "./coverage.ts";
 import { cutoffDay, isFresh } from "./freshness.ts";
 import type { Sink } from "./sinks/sink.ts";
-import { type CollectorStore, HEARTBEAT_MS } from "./store.ts";
+import type { CollectorStore } from "./store.ts";
 import { type Upstream, UpstreamError } from "./upstream/upstream.ts";
 
 export interface RetryPolicy {
@@ -40,7 +40,7 @@ export interface RunOutcome {
 
 export async function runTask(task: CollectorTask, runId: number, signal: AbortSignal, d: RunDeps): Promise<RunOutcome> {
   const log = d.log.child({ taskId: task.id, runId });
-  const heartbeat = setInterval(() => void d.store.heartbeat(task.id, runId).catch((err) => log.warn({ err }, "heartbeat failed")), HEARTBEAT_MS);
+  const heartbeat = setInterval(() => void d.store.heartbeat(task.id, runId).catch((err) => log.warn({ err }, "heartbeat failed")), d.store.heartbeatMs);
   heartbeat.unref();
 
   /** Bounded tries with exponential backoff; a stop interrupts the wait. */

@@ -15,8 +15,8 @@ import { runTask, type RunOutcome } from "./runner.ts";
 import { DatabaseSink } from "./sinks/database.ts";
 import { NatsBroker, NatsSink } from "./sinks/nats.ts";
 import { type Sink, type SinkLag, SinkUnavailableError } from "./sinks/sink.ts";
-import { CollectorStore, effectiveStatus, type RunTrigger } from "./store.ts";
-import { createTaskSchema, type TaskConfig, type TaskPatch, tasksFileSchema } from "./task-config.ts";
+import { CollectorStore, type RunTrigger } from "./store.ts";
+import { type TaskConfig, type TaskPatch, tasksFileSchema } from "./task-config.ts";
 import { HttpJsonUpstream } from "./upstream/http-json.ts";
 
 /** How long stopCollectorTask waits for a local run to reach its batch boundary. */
@@ -55,7 +55,7 @@ export class CollectorService {
     private readonly config: Config,
     private readonly log: Logger,
   ) {
-    this.store = new CollectorStore(database, calendar.clock);
+    this.store = new CollectorStore(database, calendar.clock, config.COLLECTOR_STALE_RUN_MS);
     this.broker = new NatsBroker(config.NATS_URL);
   }
 
@@ -116,8 +116,7 @@ export class CollectorService {
    */
   async start(id: number, opts: { reset?: boolean; trigger?: RunTrigger } = {}): Promise<CollectorTask> {
     const before = await this.mustFind(id);
-    const now = this.calendar.now();
-    if (effectiveStatus(before, now) === CollectorStatus.RUNNING) {
+    if (this.store.statusOf(before) === CollectorStatus.RUNNING) {
       throw apiError(ErrorCode.INVALID_TRANSITION, `collector task ${id} is already running (run ${before.runId})`, { status: CollectorStatus.RUNNING });
     }
     if (!before.enabled) throw apiError(ErrorCode.INVALID_TRANSITION, `collector task ${id} is disabled; enable it first`);
@@ -159,10 +158,9 @@ export class CollectorService {
   async stop(id: number): Promise<CollectorTask> {
     const task = await this.mustFind(id);
     const local = this.running.get(id);
-    if (!local && effectiveStatus(task, this.calendar.now()) !== CollectorStatus.RUNNING) {
-      throw apiError(ErrorCode.INVALID_TRANSITION, `collector task ${id} is not running (${effectiveStatus(task, this.calendar.now())})`, {
-        status: effectiveStatus(task, this.calendar.now()),
-      });
+    const status = this.store.statusOf(task);
+    if (!local && status !== CollectorStatus.RUNNING) {
+      throw apiError(ErrorCode.INVALID_TRANSITION, `collector task ${id} is not running (${status})`, { status });
     }
     // The flag reaches a run on any instance; a local one is also interrupted mid-request.
     await this.store.requestStop(id);
@@ -234,8 +232,9 @@ export class CollectorService {
   async seedFromFile(path: string): Promise<number> {
     let entries: TaskConfig[];
     try {
-      const parsed = tasksFileSchema.parse(JSON.parse(readFileSync(path, "utf8")));
-      entries = Array.isArray(parsed) ? parsed : parsed.tasks;
+      const parsed = tasksFileSchema.safeParse(JSON.parse(readFileSync(path, "utf8")));
+      if (!parsed.success) throw new Error(parsed.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; "));
+      entries = parsed.data.tasks;
     } catch (e) {
       throw new Error(`COLLECTOR_TASKS_FILE=${path}: ${(e as Error).message}`);
     }
@@ -243,7 +242,7 @@ export class CollectorService {
     for (const entry of entries) {
       if (entry.sink === CollectorSink.KAFKA) throw new Error(`COLLECTOR_TASKS_FILE=${path}: task "${entry.name}": ${KAFKA_UNSUPPORTED}`);
       if (await this.store.findByName(entry.name)) continue;
-      if (await this.store.create(createTaskSchema.parse(entry))) created++;
+      if (await this.store.create(entry)) created++;
     }
     return created;
   }

@@ -9,10 +9,6 @@ import { type Database, enumParam } from "../db/client.ts";
 import { addRange, formatRanges, parseRanges, type Range } from "./coverage.ts";
 import type { TaskConfig, TaskPatch } from "./task-config.ts";
 
-/** A RUNNING task is refreshed this often while its run goes… */
-export const HEARTBEAT_MS = 5_000;
-/** …and counts as interrupted (a killed server) when silent this long: it may be started again. */
-export const STALE_RUN_MS = 30_000;
 
 export type RunTrigger = "manual" | "schedule" | "autostart";
 
@@ -30,20 +26,29 @@ export interface BatchCommit {
   staleBelow: number | null;
 }
 
-/** The status a reader should see: a RUNNING row whose heartbeat stopped was interrupted. */
-export function effectiveStatus(task: Pick<CollectorTask, "status" | "heartbeatAt">, now: Date): CollectorStatus {
-  if (task.status !== CollectorStatus.RUNNING) return task.status;
-  const fresh = task.heartbeatAt && now.getTime() - task.heartbeatAt.getTime() < STALE_RUN_MS;
-  return fresh ? CollectorStatus.RUNNING : CollectorStatus.STOPPED;
-}
-
 const empty = (s: string | null | undefined) => (s === "" ? null : s);
 
 export class CollectorStore {
+  /**
+   * @param staleRunMs A RUNNING task whose heartbeat is older than this was interrupted (its server
+   *   died): it reads as STOPPED and may be started again. Runs beat six times per period.
+   */
   constructor(
     private readonly database: Database,
     private readonly clock: Clock,
+    readonly staleRunMs: number,
   ) {}
+
+  get heartbeatMs(): number {
+    return Math.max(100, Math.floor(this.staleRunMs / 6));
+  }
+
+  /** The status a reader should see: a RUNNING row whose heartbeat stopped was interrupted. */
+  statusOf(task: Pick<CollectorTask, "status" | "heartbeatAt">): CollectorStatus {
+    if (task.status !== CollectorStatus.RUNNING) return task.status;
+    const fresh = task.heartbeatAt && this.clock.now().getTime() - task.heartbeatAt.getTime() < this.staleRunMs;
+    return fresh ? CollectorStatus.RUNNING : CollectorStatus.STOPPED;
+  }
 
   private status(value: CollectorStatus) {
     return enumParam(this.database.provider, "CollectorStatus", value);
@@ -97,12 +102,12 @@ export class CollectorStore {
 
   /**
    * Take the task for a new run (optionally from a reset progress). Returns the run id, or null
-   * when another run holds it. A RUNNING row without a heartbeat for STALE_RUN_MS is taken over
+   * when another run holds it. A RUNNING row without a heartbeat for staleRunMs is taken over
    * (its server died); its run is closed as STOPPED.
    */
   async claimRun(id: number, trigger: RunTrigger, reset: boolean): Promise<number | null> {
     const now = this.clock.now();
-    const staleBefore = new Date(now.getTime() - STALE_RUN_MS);
+    const staleBefore = new Date(now.getTime() - this.staleRunMs);
     return this.database.transaction(async (tx) => {
       const resetSets = reset
         ? Prisma.sql`, "coveredRanges" = '[]', "filteredCount" = 0, "producedCount" = 0, "total" = 0`
@@ -178,7 +183,7 @@ export class CollectorStore {
 
   /** Ask the run holding the task to stop at its next batch; false when no live run holds it. */
   async requestStop(id: number): Promise<boolean> {
-    const staleBefore = new Date(this.clock.now().getTime() - STALE_RUN_MS);
+    const staleBefore = new Date(this.clock.now().getTime() - this.staleRunMs);
     const n = await this.database.transaction((tx) =>
       tx.execute(Prisma.sql`UPDATE "CollectorTask" SET "stopRequested" = ${true}
         WHERE "id" = ${id} AND "status" = ${this.status(CollectorStatus.RUNNING)} AND "heartbeatAt" >= ${staleBefore}`),
@@ -189,7 +194,7 @@ export class CollectorStore {
   /** Forget the progress (coverage, counts, error): IDLE. False when a live run holds the task. */
   async reset(id: number): Promise<boolean> {
     const now = this.clock.now();
-    const staleBefore = new Date(now.getTime() - STALE_RUN_MS);
+    const staleBefore = new Date(now.getTime() - this.staleRunMs);
     const n = await this.database.transaction(async (tx) => {
       const changed = await tx.execute(Prisma.sql`UPDATE "CollectorTask"
         SET "status" = ${this.status(CollectorStatus.IDLE)}, "coveredRanges" = '[]', "filteredCount" = 0, "producedCount" = 0,

@@ -52,5 +52,5 @@ export const updateTaskSchema = z.object(
 export type TaskConfig = z.infer<typeof createTaskSchema>;
 export type TaskPatch = Partial<TaskConfig>;
 
-/** The tasks file: `{ "tasks": [ … ] }` or a bare array, each entry a createCollectorTask input. */
-export const tasksFileSchema = z.union([z.array(createTaskSchema), z.object({ tasks: z.array(createTaskSchema) })]);
+/** The tasks file: `{ "tasks": [ … ] }` (or a bare array), each entry a createCollectorTask input. */
+export const tasksFileSchema = z.preprocess((v) => (Array.isArray(v) ? { tasks: v } : v), z.object({ tasks: z.array(createTaskSchema) }));

@@ -7,7 +7,6 @@ import { CollectorSink, CollectorStatus } from "../../../generated/sqlite/enums.
 import { coveredCount, parseRanges, type Range } from "../collector/coverage.ts";
 import type { CollectorLag } from "../collector/service.ts";
 import { subjectOf } from "../collector/sinks/nats.ts";
-import { effectiveStatus } from "../collector/store.ts";
 import { createTaskSchema, updateTaskSchema } from "../collector/task-config.ts";
 import { notFound } from "../errors.ts";
 import { builder } from "./builder.ts";
@@ -75,7 +74,7 @@ const CollectorProgressRef = builder.objectRef<CollectorTask>("CollectorProgress
   description: "A task's progress since its last reset.",
   fields: (t) => ({
     taskId: t.id({ resolve: (task) => task.id }),
-    status: t.field({ type: CollectorStatusEnum, resolve: (task, _a, ctx) => effectiveStatus(task, ctx.calendar.now()) }),
+    status: t.field({ type: CollectorStatusEnum, resolve: (task, _a, ctx) => ctx.collector.store.statusOf(task) }),
     total: t.exposeInt("total", { description: "Upstream total seen by the latest run." }),
     coveredCount: t.int({
       description: "Offsets below total dealt with (visited, or declared stale by the first run).",
