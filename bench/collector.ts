@@ -4,11 +4,13 @@
 // coverage commit, in the real server) next to the raw upstream fetch rate measured in the same run
 // (the same batches fetched over HTTP and parsed, nothing else): the ratio is the collector's
 // overhead. Every record is fresh, so every record reaches the sink. Sinks: DATABASE, and NATS
-// JetStream when it answers at NATS_URL (default nats://127.0.0.1:4222). The upstream simulator
-// runs in this process, for both measurements alike. Never asserts a speed.
+// JetStream when it answers at NATS_URL (default nats://127.0.0.1:4222), also next to the raw
+// JetStream publish rate of as many keyed messages. The upstream simulator runs in this process,
+// for every measurement alike. Never asserts a speed.
 import { performance } from "node:perf_hooks";
 import { Command, InvalidArgumentError } from "commander";
 import { pino } from "pino";
+import { jetstream } from "@nats-io/jetstream";
 import { CollectorStatus } from "../generated/sqlite/enums.ts";
 import { buildApp } from "../server/src/app.ts";
 import { createTestDatabase } from "../server/test/databases.ts";
@@ -101,12 +103,28 @@ async function collector(sink: "DATABASE" | "NATS", stream?: string) {
   }
 }
 
+/** The NATS floor: the same number of keyed messages published in the same batches, nothing more. */
+async function rawPublish(broker: Awaited<ReturnType<typeof testBroker>>) {
+  const stream = broker.streamName();
+  await broker.jsm.streams.add({ name: stream, subjects: [`${stream}.records`] });
+  const js = jetstream(broker.nc);
+  const payload = JSON.stringify(upstream.sim.dataset.record(0));
+  const t0 = performance.now();
+  for (let hi = RECORDS; hi > 0; hi -= BATCH) {
+    const keys = Array.from({ length: hi - Math.max(0, hi - BATCH) }, (_, i) => `k${hi - i}`);
+    await Promise.all(keys.map((k) => js.publish(`${stream}.records`, payload, { msgID: k })));
+  }
+  return record(`raw JetStream publish (batch ${BATCH}, keyed)`, RECORDS, t0);
+}
+
 const raw = await rawFetch();
 const measured = [await collector("DATABASE")];
 const natsWhy = await natsUnavailable();
+let natsFloor: Row | undefined;
 if (!natsWhy) {
   const broker = await testBroker();
   try {
+    natsFloor = await rawPublish(broker);
     measured.push(await collector("NATS", broker.streamName()));
   } finally {
     await broker.close();
@@ -119,3 +137,4 @@ console.log("| measurement | records | seconds | records/s |\n|---|---:|---:|---
 for (const r of rows) console.log(`| ${r.what} | ${r.records} | ${r.seconds.toFixed(2)} | ${Math.round(r.perSecond)} |`);
 console.log("\n| ratio | value |\n|---|---:|");
 for (const m of measured) console.log(`| ${m.what} vs raw fetch | ${(m.perSecond / raw.perSecond).toFixed(3)}× |`);
+if (natsFloor) console.log(`| collector → NATS JetStream vs raw JetStream publish | ${(measured.at(-1)!.perSecond / natsFloor.perSecond).toFixed(3)}× |`);
