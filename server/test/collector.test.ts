@@ -131,6 +131,19 @@ describe.each(await testProviders())("collector over GraphQL on %s", (provider) 
     }
   });
 
+  it("an upstream that refuses the request (4xx) ends the run as ERROR at once, without retries", async () => {
+    const strict = await startUpstreamSim({ initial: 500, endDay: TODAY, maxLimit: 100 });
+    try {
+      const t = await createTask(s, { name: "too-big", url: strict.url, batchSize: 200 });
+      await s.ok(START, { id: t.id });
+      const done = await waitUntilDone(s, t.id);
+      expect(done.progress.status).toBe("ERROR");
+      expect(done.progress.lastError).toMatch(/^batch 300-499: upstream answered HTTP 400 \(offset=300 limit=200\): .* \(not retried\)$/);
+    } finally {
+      await strict.close();
+    }
+  });
+
   it("a RUNNING task whose server died (no heartbeat) reads as STOPPED and can be started again", async () => {
     const t = await createTask(s, { name: "orphan", url: u.url, filterDays: 10 });
     const id = Number(t.id);

@@ -44,8 +44,9 @@ export async function runTask(task: CollectorTask, runId: number, signal: AbortS
   heartbeat.unref();
 
   /** Bounded tries with exponential backoff; a stop interrupts the wait. */
-  const retried = <T>(what: string, fn: () => Promise<T>) =>
-    pRetry(fn, {
+  const retried = <T>(what: string, fn: () => Promise<T>) => {
+    let tries = 0;
+    return pRetry(() => (tries++, fn()), {
       retries: d.retry.retries,
       minTimeout: d.retry.minTimeoutMs,
       maxTimeout: d.retry.maxTimeoutMs,
@@ -57,8 +58,9 @@ export async function runTask(task: CollectorTask, runId: number, signal: AbortS
       },
     }).catch((e: Error) => {
       if (signal.aborted) throw e;
-      throw new Error(`${what}: ${e.message} (gave up after ${d.retry.retries + 1} tries)`, { cause: e });
+      throw new Error(`${what}: ${e.message} (${tries === 1 ? "not retried" : `gave up after ${tries} tries`})`, { cause: e });
     });
+  };
 
   let outcome: RunOutcome = { status: CollectorStatus.COMPLETED, error: "" };
   try {

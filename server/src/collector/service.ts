@@ -209,7 +209,9 @@ export class CollectorService {
     try {
       await this.start(id, { trigger });
     } catch (err) {
-      this.log.warn({ taskId: id, trigger, err: (err as Error).message }, "collector task not started");
+      // A tick while the task runs is routine; anything else (sink down, disabled) deserves a warning.
+      const running = (err as { extensions?: { status?: string } }).extensions?.status === CollectorStatus.RUNNING;
+      this.log[running ? "info" : "warn"]({ taskId: id, trigger, err: (err as Error).message }, "collector task not started");
     }
   }
 

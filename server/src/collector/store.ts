@@ -5,7 +5,7 @@ import { Prisma } from "../../../generated/sqlite/client.ts";
 import type { CollectorRun, CollectorTask } from "../../../generated/sqlite/client.ts";
 import { CollectorStatus } from "../../../generated/sqlite/enums.ts";
 import type { Clock } from "../crawl/crawl-day.ts";
-import { type Database, enumParam } from "../db/client.ts";
+import { type Database, enumParam, type SqlTx } from "../db/client.ts";
 import { addRange, formatRanges, parseRanges, type Range } from "./coverage.ts";
 import type { TaskConfig, TaskPatch } from "./task-config.ts";
 
@@ -69,19 +69,26 @@ export class CollectorStore {
   /** Creates the task; null when the name is taken. */
   async create(c: TaskConfig): Promise<CollectorTask | null> {
     const now = this.clock.now();
-    const id = await this.database.transaction(async (tx) => {
-      const taken = await tx.query(Prisma.sql`SELECT 1 FROM "CollectorTask" WHERE "name" = ${c.name}`);
-      if (taken.length) return null;
-      const [row] = await tx.query<{ id: number }>(Prisma.sql`INSERT INTO "CollectorTask"
+    const insert = (tx: SqlTx) =>
+      tx.query<{ id: number }>(Prisma.sql`INSERT INTO "CollectorTask"
         ("name", "url", "idField", "enabled", "autoStart", "batchSize", "filterDays", "maxExpiredBatches",
          "schedule", "sink", "stream", "createdAt", "updatedAt")
         VALUES (${c.name}, ${c.url}, ${c.idField}, ${c.enabled}, ${c.autoStart}, ${c.batchSize}, ${c.filterDays},
           ${c.maxExpiredBatches}, ${empty(c.schedule)}, ${enumParam(this.database.provider, "CollectorSink", c.sink)},
           ${empty(c.stream)}, ${now}, ${now})
         RETURNING "id"`);
-      return row!.id;
-    });
-    return id === null ? null : this.find(Number(id));
+    let id: number | null;
+    try {
+      id = await this.database.transaction(async (tx) => {
+        const taken = await tx.query(Prisma.sql`SELECT 1 FROM "CollectorTask" WHERE "name" = ${c.name}`);
+        return taken.length ? null : Number((await insert(tx))[0]!.id);
+      });
+    } catch (e) {
+      // Two creates of one name at once on PostgreSQL: the unique index refuses the second.
+      if ((e as { code?: string }).code === "23505") return null;
+      throw e;
+    }
+    return id === null ? null : this.find(id);
   }
 
   /** Applies the fields given; false when the task does not exist, "name-taken" on a clash. */
