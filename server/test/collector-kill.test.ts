@@ -66,7 +66,10 @@ describe.each(await testProviders())("collector run killed (SIGKILL) on %s", (pr
     await gql(START, { id });
     const killAt = (5 + Math.floor(Math.random() * 30)) * BATCH;
     await until(id, (t) => t.progress.coveredCount >= killAt);
+    // Hold the upstream so the kill surely lands mid-run, with a fetch in flight.
+    u.sim.setFaults({ latencyMs: 60_000 });
     await server.kill("SIGKILL");
+    u.sim.setFaults({ latencyMs: 4 });
 
     server = await spawnServer(env);
     const orphan = await progress(id);

@@ -114,7 +114,10 @@ describe.skipIf(!runNats).each(await testProviders())("collector → NATS JetStr
     await sub.until(() => sub.messages.length >= 1);
     await s.ok(START, { id });
     await sub.until(() => (sub.messages.at(-1)?.collectorProgress.run?.batches ?? 0) >= stopAt, 30_000);
+    // Hold the upstream so the stop surely lands mid-run (it interrupts the fetch in flight).
+    u.sim.setFaults({ latencyMs: 60_000 });
     const stopped = (await s.ok(STOP, { id })).stopCollectorTask;
+    u.sim.setFaults({ latencyMs: 5 });
     sub.stop();
     expect(stopped.progress.status).toBe("STOPPED");
     const first = stopped.progress.run;

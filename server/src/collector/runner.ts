@@ -43,21 +43,24 @@ export async function runTask(task: CollectorTask, runId: number, signal: AbortS
   const heartbeat = setInterval(() => void d.store.heartbeat(task.id, runId).catch((err) => log.warn({ err }, "heartbeat failed")), d.store.heartbeatMs);
   heartbeat.unref();
 
-  /** Bounded tries with exponential backoff; a stop interrupts the wait. */
-  const retried = <T>(what: string, fn: () => Promise<T>) => {
+  /**
+   * Bounded tries with exponential backoff. A stop interrupts an interruptible one (a fetch and its
+   * waits); a publish is not interrupted, so a batch the sink has is always committed.
+   */
+  const retried = <T>(what: string, fn: () => Promise<T>, interruptible = true) => {
     let tries = 0;
     return pRetry(() => (tries++, fn()), {
       retries: d.retry.retries,
       minTimeout: d.retry.minTimeoutMs,
       maxTimeout: d.retry.maxTimeoutMs,
       factor: 2,
-      signal,
+      signal: interruptible ? signal : undefined,
       shouldRetry: ({ error }) => !(error instanceof UpstreamError && !error.retryable),
       onFailedAttempt: ({ error, attemptNumber, retriesLeft }) => {
         log.warn({ what, attempt: attemptNumber, retriesLeft, err: error.message }, "collector request failed");
       },
     }).catch((e: Error) => {
-      if (signal.aborted) throw e;
+      if (interruptible && signal.aborted) throw e;
       throw new Error(`${what}: ${e.message} (${tries === 1 ? "not retried" : `gave up after ${tries} tries`})`, { cause: e });
     });
   };
@@ -74,14 +77,17 @@ export async function runTask(task: CollectorTask, runId: number, signal: AbortS
     log.info({ total, firstRun, covered: ranges }, "collector run started");
 
     for (let batch = nextBatch(ranges, total, task.batchSize); batch; batch = nextBatch(ranges, total, task.batchSize)) {
-      if (signal.aborted) break;
+      if (signal.aborted) {
+        stopped = true;
+        break;
+      }
       const [from, to] = batch;
       const where = `batch ${from}-${to - 1}`;
       const page = await retried(where, () => d.upstream.fetch(from, to - from, signal));
       // Per batch: a long run may cross midnight in CRAWL_TZ.
       const cutoff = cutoffDay(d.calendar.today(), task.filterDays);
       const fresh = page.records.filter((r) => isFresh(r.day, cutoff));
-      if (fresh.length) await retried(`${where}: publish to ${d.sink.target}`, () => d.sink.publish(fresh));
+      if (fresh.length) await retried(`${where}: publish to ${d.sink.target}`, () => d.sink.publish(fresh), false);
       expired = fresh.length ? 0 : expired + 1;
       const expiredOut = firstRun && task.maxExpiredBatches > 0 && expired >= task.maxExpiredBatches;
       const committed = await d.store.commitBatch(task.id, runId, {
@@ -106,7 +112,7 @@ export async function runTask(task: CollectorTask, runId: number, signal: AbortS
         break;
       }
     }
-    if (stopped || signal.aborted) outcome = { status: CollectorStatus.STOPPED, error: "" };
+    if (stopped) outcome = { status: CollectorStatus.STOPPED, error: "" };
   } catch (e) {
     outcome = signal.aborted ? { status: CollectorStatus.STOPPED, error: "" } : { status: CollectorStatus.ERROR, error: (e as Error).message };
   } finally {

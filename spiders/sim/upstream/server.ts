@@ -67,7 +67,8 @@ export class UpstreamSim {
   async answer(offset: number, limit: number): Promise<[number, unknown]> {
     this.requests++;
     this.requestsAt.set(offset, (this.requestsAt.get(offset) ?? 0) + 1);
-    if (this.faults.latencyMs > 0) await new Promise((r) => setTimeout(r, this.faults.latencyMs));
+    // unref: a long delay (a test holding the upstream) never keeps a process alive by itself.
+    if (this.faults.latencyMs > 0) await new Promise((r) => setTimeout(r, this.faults.latencyMs).unref());
     const fr = this.faults.failRange;
     if (fr && limit > 0 && offset < fr[1] && offset + limit > fr[0]) {
       return [500, { error: `permanent failure for offsets ${fr[0]}-${fr[1] - 1}` }];
