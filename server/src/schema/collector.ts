@@ -2,6 +2,7 @@
 // (create, update, start, stop, reset) and live progress by subscription.
 import { z } from "zod";
 import { Repeater } from "graphql-yoga";
+import type { InputFieldBuilder } from "@pothos/core";
 import type { CollectorTask } from "../../../generated/sqlite/client.ts";
 import { CollectorSink, CollectorStatus } from "../../../generated/sqlite/enums.ts";
 import { coveredCount, parseRanges, type Range } from "../collector/coverage.ts";
@@ -134,9 +135,10 @@ builder.prismaObject("CollectorTask", {
   }),
 });
 
-const taskInputFields = (t: any, required: boolean) => ({
-  name: t.string({ required }),
-  url: t.string({ required, description: "GET <url>?offset=O&limit=L → { data: { total, data: [record…] } }" }),
+type Types = typeof builder extends PothosSchemaTypes.SchemaBuilder<infer T> ? T : never;
+
+/** The fields both inputs share; name and url are required only to create. */
+const settingFields = (t: InputFieldBuilder<Types, "InputObject">) => ({
   idField: t.string({ description: 'Record field holding the key (default "id").' }),
   enabled: t.boolean(),
   autoStart: t.boolean(),
@@ -147,11 +149,14 @@ const taskInputFields = (t: any, required: boolean) => ({
   schedule: t.string({ description: 'croner expression (5 or 6 fields) in CRAWL_TZ; "" = none.' }),
   stream: t.string({ description: 'NATS stream name; "" = COLLECTOR_<id>.' }),
 });
+const URL_HELP = "GET <url>?offset=O&limit=L → { data: { total, data: [record…] } }";
 
-const CreateCollectorTaskInput = builder.inputType("CreateCollectorTaskInput", { fields: (t) => taskInputFields(t, true) });
+const CreateCollectorTaskInput = builder.inputType("CreateCollectorTaskInput", {
+  fields: (t) => ({ name: t.string({ required: true }), url: t.string({ required: true, description: URL_HELP }), ...settingFields(t) }),
+});
 const UpdateCollectorTaskInput = builder.inputType("UpdateCollectorTaskInput", {
   description: "Omitted fields keep their value. Takes effect at the next run.",
-  fields: (t) => taskInputFields(t, false),
+  fields: (t) => ({ name: t.string(), url: t.string({ description: URL_HELP }), ...settingFields(t) }),
 });
 
 /** null from GraphQL means "not given": drop it so zod's defaults apply. */
