@@ -6,7 +6,7 @@ import type { TestServer } from "./harness.ts";
 /** The harness clock's crawl day (2026-11-29T02:00Z in Asia/Shanghai). */
 export const TODAY = "2026-11-29";
 
-export const RUN_FIELDS = "id status trigger total batches fetchedCount filteredCount producedCount expiredBatches staleBelow error";
+export const RUN_FIELDS = "id status trigger total batches fetchedCount filteredCount producedCount duplicateCount expiredBatches staleBelow error";
 export const PROGRESS_FIELDS = `taskId status total coveredCount coveredRanges { from to } filteredCount producedCount lastError lastUpdate run { ${RUN_FIELDS} }`;
 export const TASK_FIELDS = `id name url sink stream subject batchSize filterDays maxExpiredBatches schedule enabled autoStart
   progress { ${PROGRESS_FIELDS} } runs(last: 20) { ${RUN_FIELDS} }`;

@@ -84,7 +84,7 @@ describe.skipIf(!runNats).each(await testProviders())("collector → NATS JetStr
     // Each batch fetched once; offset 0 was asked only for the total (it lies in the stale part).
     expect(u.sim.requestsAt.size).toBe(run.batches + 1);
     expect([...u.sim.requestsAt.values()].every((n) => n === 1)).toBe(true);
-    expect(run).toMatchObject({ filteredCount: expected.size, producedCount: expected.size });
+    expect(run).toMatchObject({ filteredCount: expected.size, producedCount: expected.size, duplicateCount: 0 });
     expect(task.progress).toMatchObject({ filteredCount: expected.size, producedCount: expected.size });
 
     // Incremental: 500 records appended (published today) → the next run takes exactly those.
@@ -139,6 +139,7 @@ describe.skipIf(!runNats).each(await testProviders())("collector → NATS JetStr
     expect(new Set(msgs.map((m) => m.key))).toEqual(expected);
     expect(msgs.length).toBe(expected.size); // no duplicate downstream
     expect(first.producedCount + second.producedCount).toBe(expected.size); // none published twice either
+    expect([first.duplicateCount, second.duplicateCount]).toEqual([0, 0]);
     expect(done.progress.producedCount).toBe(expected.size);
   });
 

@@ -53,6 +53,8 @@ describe.each(await testProviders())("collector over GraphQL on %s", (provider) 
     stored = await records(task.id);
     expect(stored).toHaveLength(expected.size);
     expect(again.runs.map((r: { status: string }) => r.status)).toEqual(["COMPLETED", "COMPLETED"]);
+    // The sink says so: every record of the rerun was one it had.
+    expect(again.runs.map((r: { duplicateCount: number }) => r.duplicateCount)).toEqual([expected.size, 0]);
 
     // startCollectorTask(reset: true) does both in one step.
     await s.ok(START, { id: task.id, reset: true });

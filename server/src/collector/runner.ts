@@ -87,7 +87,9 @@ export async function runTask(task: CollectorTask, runId: number, signal: AbortS
       // Per batch: a long run may cross midnight in CRAWL_TZ.
       const cutoff = cutoffDay(d.calendar.today(), task.filterDays);
       const fresh = page.records.filter((r) => isFresh(r.day, cutoff));
-      if (fresh.length) await retried(`${where}: publish to ${d.sink.target}`, () => d.sink.publish(fresh), false);
+      const published = fresh.length
+        ? await retried(`${where}: publish to ${d.sink.target}`, () => d.sink.publish(fresh), false)
+        : { added: 0, duplicates: 0 };
       expired = fresh.length ? 0 : expired + 1;
       const expiredOut = firstRun && task.maxExpiredBatches > 0 && expired >= task.maxExpiredBatches;
       const committed = await d.store.commitBatch(task.id, runId, {
@@ -97,6 +99,7 @@ export async function runTask(task: CollectorTask, runId: number, signal: AbortS
         fetched: page.records.length,
         filtered: fresh.length,
         produced: fresh.length,
+        duplicates: published.duplicates,
         expiredBatches: expired,
         staleBelow: expiredOut ? from : null,
       });

@@ -21,6 +21,8 @@ export interface BatchCommit {
   fetched: number;
   filtered: number;
   produced: number;
+  /** Of those, records the sink already had. */
+  duplicates: number;
   expiredBatches: number;
   /** Set when the first run's expiry rule ends the run: [0, from) is declared stale (covered). */
   staleBelow: number | null;
@@ -164,7 +166,7 @@ export class CollectorStore {
       await tx.execute(Prisma.sql`UPDATE "CollectorRun"
         SET "batches" = "batches" + 1, "fetchedCount" = "fetchedCount" + ${b.fetched},
             "filteredCount" = "filteredCount" + ${b.filtered}, "producedCount" = "producedCount" + ${b.produced},
-            "expiredBatches" = ${b.expiredBatches}, "staleBelow" = ${b.staleBelow}
+            "duplicateCount" = "duplicateCount" + ${b.duplicates}, "expiredBatches" = ${b.expiredBatches}, "staleBelow" = ${b.staleBelow}
         WHERE "id" = ${runId}`);
       return { stopRequested: Boolean(task.stopRequested), ranges };
     });

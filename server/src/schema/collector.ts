@@ -65,6 +65,9 @@ const CollectorRunRef = builder.prismaObject("CollectorRun", {
     fetchedCount: t.exposeInt("fetchedCount"),
     filteredCount: t.exposeInt("filteredCount", { description: "Fresh records found." }),
     producedCount: t.exposeInt("producedCount", { description: "Fresh records published to the sink." }),
+    duplicateCount: t.exposeInt("duplicateCount", {
+      description: "Of those, records the sink already had (dropped as duplicates: a replayed batch, or a key the upstream repeats).",
+    }),
     expiredBatches: t.exposeInt("expiredBatches", { description: "Consecutive batches without a fresh record at the end." }),
     staleBelow: t.exposeInt("staleBelow", { nullable: true, description: "A first run's expiry rule declared offsets below this stale." }),
     error: t.exposeString("error"),

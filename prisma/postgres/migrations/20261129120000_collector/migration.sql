@@ -47,6 +47,7 @@ CREATE TABLE "CollectorRun" (
     "fetchedCount" INTEGER NOT NULL DEFAULT 0,
     "filteredCount" INTEGER NOT NULL DEFAULT 0,
     "producedCount" INTEGER NOT NULL DEFAULT 0,
+    "duplicateCount" INTEGER NOT NULL DEFAULT 0,
     "expiredBatches" INTEGER NOT NULL DEFAULT 0,
     "staleBelow" INTEGER,
     "error" TEXT NOT NULL DEFAULT '',
