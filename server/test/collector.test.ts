@@ -124,6 +124,7 @@ describe.each(await testProviders())("collector over GraphQL on %s", (provider) 
       expect(running.status).toBe("RUNNING");
       expect(running.coveredRanges.at(-1)?.to ?? 2_000).toBe(2_000);
       while ((await s.ok(TASK, { id: t.id })).collectorTask.progress.coveredCount === 0) await new Promise((r) => setTimeout(r, 20));
+      slow.sim.setFaults({ latencyMs: 60_000 }); // hold the run in its next fetch: the stop lands mid-run
       const stopped = (await s.ok(STOP, { id: t.id })).stopCollectorTask;
       expect(stopped.progress.status).toBe("STOPPED");
       expect(stopped.progress.coveredCount).toBeGreaterThan(0);
