@@ -63,18 +63,21 @@ describe.each(await testProviders())("collector run killed (SIGKILL) on %s", (pr
     server = await spawnServer(env);
     const created = await gql(CREATE, { input: { name: "killed", url: u.url, batchSize: BATCH, filterDays: 20, maxExpiredBatches: 0 } });
     const id: string = created.data.createCollectorTask.id;
+    // The upstream holds the request after the killAt-th batch: the kill lands mid-run, on a fetch
+    // in flight, with exactly killAt batches committed.
+    const killAt = 5 + Math.floor(Math.random() * 30);
+    u.sim.onRequest = (offset) => {
+      if (offset === TOTAL - (killAt + 1) * BATCH) u.sim.setFaults({ latencyMs: 60_000 });
+    };
     await gql(START, { id });
-    const killAt = (5 + Math.floor(Math.random() * 30)) * BATCH;
-    await until(id, (t) => t.progress.coveredCount >= killAt);
-    // Hold the upstream so the kill surely lands mid-run, with a fetch in flight.
-    u.sim.setFaults({ latencyMs: 60_000 });
+    await until(id, (t) => t.progress.coveredCount === killAt * BATCH);
     await server.kill("SIGKILL");
+    u.sim.onRequest = undefined;
     u.sim.setFaults({ latencyMs: 4 });
 
     server = await spawnServer(env);
     const orphan = await progress(id);
-    expect(orphan.progress.coveredCount).toBeGreaterThanOrEqual(killAt);
-    expect(orphan.progress.coveredCount).toBeLessThan(TOTAL);
+    expect(orphan.progress.coveredCount).toBe(killAt * BATCH);
     // Until its heartbeat is stale the dead run still holds the task; then it reads STOPPED.
     await until(id, (t) => t.progress.status === "STOPPED");
     expect((await gql(START, { id })).errors).toBeUndefined();

@@ -112,16 +112,20 @@ describe.skipIf(!runNats).each(await testProviders())("collector → NATS JetStr
 
     const sub = collect(s.ws(), `subscription($id: ID!) { collectorProgress(taskId: $id) { status run { batches } } }`, { id });
     await sub.until(() => sub.messages.length >= 1);
+    // The upstream holds the request for the batch after the stopAt-th: the stop lands mid-run, on
+    // a fetch in flight, with exactly stopAt batches done.
+    u.sim.onRequest = (offset) => {
+      if (offset === 10_000 - (stopAt + 1) * BATCH) u.sim.setFaults({ latencyMs: 60_000 });
+    };
     await s.ok(START, { id });
     await sub.until(() => (sub.messages.at(-1)?.collectorProgress.run?.batches ?? 0) >= stopAt, 30_000);
-    // Hold the upstream so the stop surely lands mid-run (it interrupts the fetch in flight).
-    u.sim.setFaults({ latencyMs: 60_000 });
     const stopped = (await s.ok(STOP, { id })).stopCollectorTask;
+    u.sim.onRequest = undefined;
     u.sim.setFaults({ latencyMs: 5 });
     sub.stop();
     expect(stopped.progress.status).toBe("STOPPED");
     const first = stopped.progress.run;
-    expect(first.status).toBe("STOPPED");
+    expect(first).toMatchObject({ status: "STOPPED", batches: stopAt });
     // The run covered the top of the upstream only: a gap below it remains.
     const ranges = stopped.progress.coveredRanges;
     expect(ranges).toEqual([{ from: 10_000 - first.batches * BATCH, to: 10_000 }]);
