@@ -16,6 +16,7 @@ import { maxTokensPlugin } from "@escape.tech/graphql-armor-max-tokens";
 import sirv from "sirv";
 import type { Logger } from "pino";
 import { bearer, type Principal, TokenVerifier } from "./auth/tokens.ts";
+import { registerCollectorMetrics } from "./collector/metrics.ts";
 import { CollectorService } from "./collector/service.ts";
 import { type Config, parseConfig } from "./config.ts";
 import type { Context, Services } from "./context.ts";
@@ -100,6 +101,8 @@ export async function buildApp(options: BuildAppOptions = {}): Promise<App> {
       return rows;
     },
   });
+
+  registerCollectorMetrics(metrics.registry, collector);
 
   // Store → bus (shared across instances when the bus is) → this instance's live feeds.
   store.onChange((change) => {

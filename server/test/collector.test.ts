@@ -69,6 +69,15 @@ describe.each(await testProviders())("collector over GraphQL on %s", (provider) 
     expect((await s.ok(TASK, { id: "999999" })).collectorTask).toBeNull();
   });
 
+  it("/metrics shows each task's counts and status", async () => {
+    const text = await (await fetch(s.app.url("/metrics"))).text();
+    const produced = freshKeys(u.sim, 10).size;
+    expect(text).toContain(`collector_task_records{task="db-sink",kind="produced"} ${produced}`);
+    expect(text).toContain('collector_task_records{task="db-sink",kind="covered"} 3000');
+    expect(text).toContain('collector_task_status{task="db-sink",status="COMPLETED"} 1');
+    expect(text).toContain('collector_task_status{task="db-sink",status="RUNNING"} 0');
+  });
+
   it("updates a task; omitted fields keep their value; a disabled task is not started", async () => {
     const t = await createTask(s, { name: "to-edit", url: u.url });
     expect(t).toMatchObject({ batchSize: 100, filterDays: 7, maxExpiredBatches: 3 });

@@ -197,10 +197,14 @@ export class CollectorService {
     };
   }
 
+  tasks(): Promise<CollectorTask[]> {
+    return this.database.reader.collectorTask.findMany({ orderBy: { id: "asc" } });
+  }
+
   /** Cron schedules for enabled tasks that have one; autostart tasks start now. */
   async startScheduling(): Promise<void> {
     this.scheduling = true;
-    const tasks = await this.database.reader.collectorTask.findMany({ orderBy: { id: "asc" } });
+    const tasks = await this.tasks();
     for (const t of tasks) this.reschedule(t);
     for (const t of tasks.filter((t) => t.enabled && t.autoStart)) await this.startQuietly(t.id, "autostart");
   }
