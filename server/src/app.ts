@@ -16,6 +16,8 @@ import { maxTokensPlugin } from "@escape.tech/graphql-armor-max-tokens";
 import sirv from "sirv";
 import type { Logger } from "pino";
 import { bearer, type Principal, TokenVerifier } from "./auth/tokens.ts";
+import { registerCollectorMetrics } from "./collector/metrics.ts";
+import { CollectorService } from "./collector/service.ts";
 import { type Config, parseConfig } from "./config.ts";
 import type { Context, Services } from "./context.ts";
 import { ActivityReader } from "./crawl/activity.ts";
@@ -83,7 +85,12 @@ export async function buildApp(options: BuildAppOptions = {}): Promise<App> {
     log.child({ role: "distribution" }),
   );
   const activity = new ActivityReader(database, calendar, config.CRAWL_TZ);
-  const services: Services = { config, database, calendar, store, bus, distribution, activity, log };
+  const collector = new CollectorService(database, calendar, bus, config, log.child({ role: "collector" }));
+  if (config.COLLECTOR_TASKS_FILE) {
+    const created = await collector.seedFromFile(config.COLLECTOR_TASKS_FILE);
+    if (created) log.info({ tasks: created, file: config.COLLECTOR_TASKS_FILE }, "collector tasks seeded");
+  }
+  const services: Services = { config, database, calendar, store, bus, distribution, activity, collector, log };
   const verifier = new TokenVerifier(database);
 
   const metrics = new Metrics({
@@ -97,6 +104,8 @@ export async function buildApp(options: BuildAppOptions = {}): Promise<App> {
       return rows;
     },
   });
+
+  registerCollectorMetrics(metrics.registry, collector);
 
   // Store → bus (shared across instances when the bus is) → this instance's live feeds.
   store.onChange((change) => {
@@ -222,12 +231,16 @@ export async function buildApp(options: BuildAppOptions = {}): Promise<App> {
         server.listen(listenPort, host, () => resolve());
       });
       port = (server.address() as AddressInfo).port;
-      if (options.scheduler !== false) scheduler.start();
+      if (options.scheduler !== false) {
+        scheduler.start();
+        await collector.startScheduling();
+      }
       log.info({ port, database: database.provider, bus: live.kind, timeZone: config.CRAWL_TZ }, `listening on http://localhost:${port}/graphql`);
       return port;
     },
     async stop() {
       await scheduler.stop();
+      await collector.close();
       distribution.close();
       await changes.return?.();
       await websocket.close();

@@ -17,7 +17,7 @@ function validTimeZone(tz: string): boolean {
   }
 }
 
-function validCron(expr: string): boolean {
+export function validCron(expr: string): boolean {
   try {
     new Cron(expr, { paused: true }).stop();
     return true;
@@ -58,6 +58,20 @@ const schema = z.object({
   MAX_QUERY_COST: z.coerce.number().int().min(100).default(5000),
   /** Milliseconds over which distribution changes are coalesced per source. @default 200 */
   DISTRIBUTION_THROTTLE_MS: z.coerce.number().int().min(0).max(60_000).default(200),
+  /** NATS server for the collector's NATS sink (JetStream). @default "nats://127.0.0.1:4222" */
+  NATS_URL: z.string().regex(/^(nats|tls|ws|wss):\/\//, "must start with nats://").default("nats://127.0.0.1:4222"),
+  /** JSON file of collector tasks created at start when missing (by name). */
+  COLLECTOR_TASKS_FILE: z.string().refine((p) => existsSync(p), "file not found").optional(),
+  /** Retries of a failing upstream request or sink write before the run ends as ERROR. @default 4 */
+  COLLECTOR_MAX_RETRIES: z.coerce.number().int().min(0).max(20).default(4),
+  /** First retry delay, doubled at each retry up to COLLECTOR_RETRY_MAX_MS. @default 500 */
+  COLLECTOR_RETRY_MIN_MS: z.coerce.number().int().min(0).max(600_000).default(500),
+  /** Longest retry delay. @default 30000 */
+  COLLECTOR_RETRY_MAX_MS: z.coerce.number().int().min(0).max(3_600_000).default(30_000),
+  /** A running task silent this long (its server died) counts as stopped and may be started again. @default 30000 */
+  COLLECTOR_STALE_RUN_MS: z.coerce.number().int().min(1_000).max(3_600_000).default(30_000),
+  /** Time limit of one upstream request. @default 30000 */
+  COLLECTOR_FETCH_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(30_000),
   /** pino log level. @default "info" */
   LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
 });

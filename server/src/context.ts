@@ -1,6 +1,7 @@
 // What every resolver gets: the shared services and who is asking.
 import type { Logger } from "pino";
 import type { Principal } from "./auth/tokens.ts";
+import type { CollectorService } from "./collector/service.ts";
 import type { Config } from "./config.ts";
 import type { ActivityReader } from "./crawl/activity.ts";
 import type { CrawlCalendar } from "./crawl/crawl-day.ts";
@@ -18,6 +19,7 @@ export interface Services {
   distribution: DistributionFeed;
   /** The dashboard's reads: transitions, activity, completion, fleet. */
   activity: ActivityReader;
+  collector: CollectorService;
   log: Logger;
 }
 

@@ -8,6 +8,8 @@ export const ErrorCode = {
   BAD_USER_INPUT: "BAD_USER_INPUT",
   UNAUTHENTICATED: "UNAUTHENTICATED",
   FORBIDDEN: "FORBIDDEN",
+  /** A collector sink that cannot be used: its broker is unreachable, or not supported (KAFKA). */
+  SINK_UNAVAILABLE: "SINK_UNAVAILABLE",
 } as const;
 export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode];
 

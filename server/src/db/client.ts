@@ -38,7 +38,7 @@ export interface Database {
 }
 
 /** An enum value in raw SQL: PostgreSQL needs a cast to the enum type; SQLite stores text. */
-export function enumParam(provider: Provider, type: "CrawlStatus" | "Role", value: string): Prisma.Sql {
+export function enumParam(provider: Provider, type: "CrawlStatus" | "Role" | "CollectorStatus" | "CollectorSink", value: string): Prisma.Sql {
   return provider === "postgres" ? Prisma.sql`${value}::${Prisma.raw(`"${type}"`)}` : Prisma.sql`${value}`;
 }
 

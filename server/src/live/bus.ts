@@ -8,7 +8,11 @@ import { Redis } from "ioredis";
 import type { Logger } from "pino";
 import type { CrawlChange } from "../crawl/store.ts";
 
-export type BusTopics = { crawlChanged: [CrawlChange] };
+export type BusTopics = {
+  crawlChanged: [CrawlChange];
+  /** A collector task's configuration or progress changed. */
+  collectorChanged: [taskId: number, change: { taskId: number }];
+};
 export type Bus = PubSub<BusTopics>;
 
 export interface LiveBus {
