@@ -23,7 +23,13 @@ export function spawnServer(env: Record<string, string>): Promise<ServerProcess>
   });
   let output = "";
   return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`server did not start:\n${output}`)), 30_000);
+    const timer = setTimeout(() => {
+      // Never leave a half-started server behind.
+      try {
+        process.kill(-child.pid!, "SIGKILL");
+      } catch {}
+      reject(new Error(`server did not start:\n${output}`));
+    }, 30_000);
     child.on("exit", (code) => reject(new Error(`server exited with ${code}:\n${output}`)));
     const onData = (d: Buffer) => {
       output += d.toString();

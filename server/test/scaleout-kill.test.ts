@@ -39,6 +39,8 @@ describe.skipIf(!(await servicesAvailable("instance killed under load", ["postgr
         const c = claims[i % KEYWORDS]!;
         const input = { keywordId: c.keyword.id, leaseToken: c.leaseToken, page: Math.floor(i / KEYWORDS) + 1, jobsFound: 10 };
         for (;;) {
+          // Sent once A had exited: A cannot be the one that answers it.
+          const sentAfterKill = killed;
           let r;
           try {
             r = await gql((on === "a" ? a : b).url, tokens.spider, REPORT, { i: input });
@@ -49,15 +51,15 @@ describe.skipIf(!(await servicesAvailable("instance killed under load", ["postgr
             continue;
           }
           if (r.errors) throw new Error(JSON.stringify(r.errors));
-          acked.push({ id: c.keyword.id, page: input.page, by: on, afterKill: killed });
+          acked.push({ id: c.keyword.id, page: input.page, by: on, afterKill: sentAfterKill });
           break;
         }
       }
     };
     const workers = Promise.all(Array.from({ length: WORKERS }, (_, w) => worker(w)));
     while (acked.length < KILL_AFTER) await new Promise((r) => setTimeout(r, 5));
+    await a.kill("SIGKILL"); // resolves once the process has exited
     killed = true;
-    await a.kill("SIGKILL");
     await workers;
 
     // Both served before the kill; B alone served after it, and every report was acknowledged.
