@@ -7,6 +7,7 @@ import "./keyword.ts";
 import "./crawl.ts";
 import "./stats.ts";
 import "./import.ts";
+import "./postings.ts";
 
 builder.queryType({ authScopes: { read: true } });
 builder.mutationType({});
