@@ -9,6 +9,7 @@ import {
   ReportPageProgressDocument,
   SubmitJobPostingsDocument,
   type JobPostingInput,
+  type JobPostingsQuery,
 } from "../../spiders/src/gql/graphql.ts";
 import { snapshot, startServer, type TestServer } from "./harness.ts";
 import { testProviders } from "./databases.ts";
@@ -141,7 +142,7 @@ describe.each(await testProviders())("postings on %s", (provider) => {
     const all: string[] = [];
     let after: string | null | undefined = null;
     for (;;) {
-      const d = await s.ok(JobPostingsDocument, { source: "qcwy", city: "成都", first: 10, after }, s.tokens.viewer);
+      const d: JobPostingsQuery = await s.ok(JobPostingsDocument, { source: "qcwy", city: "成都", first: 10, after }, s.tokens.viewer);
       expect(d.jobPostings.totalCount).toBe(25);
       all.push(...d.jobPostings.edges.map((e) => e.node.externalId));
       if (!d.jobPostings.pageInfo.hasNextPage) break;
