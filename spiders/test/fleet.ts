@@ -6,10 +6,7 @@ import { expect } from "vitest";
 import { middayTimeZone, startServer, type TestServer } from "../../server/test/harness.ts";
 import { createSimServer, type LoggedRequest, type Sim } from "../sim/server.ts";
 import { truth, type SiteId } from "../sim/data.ts";
-import { SITE_ADAPTERS } from "../src/sites/index.ts";
-import { BOSS_CITIES } from "../src/sites/boss.ts";
-import { QCWY_CITIES } from "../src/sites/qcwy.ts";
-import { ZHILIAN_CITIES } from "../src/sites/zhilian.ts";
+import { cityCode, SITE_ADAPTERS } from "../src/sites/index.ts";
 
 const root = new URL("../..", import.meta.url).pathname;
 
@@ -110,10 +107,7 @@ export function spawnSpider(site: SiteId, fleet: { apiUrl: string; token: string
 }
 
 /** The city as the site's request carries it (what the simulator keys its data by). */
-export function cityParam(site: SiteId, city: string): string {
-  const table = { boss: BOSS_CITIES, qcwy: QCWY_CITIES, zhilian: ZHILIAN_CITIES }[site];
-  return table[city] ?? city;
-}
+export const cityParam = cityCode;
 
 /** What a perfect crawl of a keyword finds, given the source's maxPages. */
 export function expected(sim: Sim, site: SiteId, city: string, job: string, maxPages: number) {
