@@ -82,6 +82,8 @@ async function runSpider(site: SiteId, config: SpiderConfig, opts: { concurrency
     once: opts.once,
     pollMs: config.SPIDER_POLL_MS,
     maxPages: source.maxPages,
+    // Three heartbeats per staleAfterSeconds while a page is slow.
+    heartbeatMs: Math.max(200, Math.floor((source.staleAfterSeconds * 1000) / 3)),
     log,
     onEvent: (e) => progress?.onEvent(e),
   });

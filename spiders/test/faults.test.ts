@@ -54,4 +54,31 @@ describe("site faults", () => {
     }
     expect(await server.app.services.database.reader.jobPosting.count()).toBe(0);
   });
+
+  it("a page slower than staleAfterSeconds keeps its lease (heartbeats); a lost lease drops the keyword at once", async () => {
+    fleet = await startFleet("sqlite", "slow");
+    const { server, sim } = fleet;
+    await server.ok(`mutation { updateSource(id: "boss", input: { staleAfterSeconds: 1 }) { id } }`);
+    await server.importKeywords("boss", ["北京"], ["前端"]);
+    sim.setFaults("boss", { latency: 2500 });
+    const spider = spawnSpider("boss", env(fleet), ["--once"], { SITE_TIMEOUT_MS: "10000" });
+    await spider.waitFor((l) => l.msg === "claimed");
+    await new Promise((r) => setTimeout(r, 1800));
+    // Over a second without a page report, but the heartbeats keep it.
+    await server.app.runJob("stale-sweep");
+    const [kw] = await keywordsOf(server, "boss");
+    expect(kw!.status).toBe("CRAWLING");
+    expect(kw!.lastCompletedPage).toBe(0);
+
+    // An operator resets it while the page is still slow: the next heartbeat is LEASE_LOST and the
+    // spider drops the keyword without waiting for the page.
+    await server.ok(`mutation($id: ID!) { resetKeyword(id: $id) { id } }`, { id: String(kw!.id) });
+    const dropped = await spider.waitFor((l) => l.msg === "lease lost: keyword dropped");
+    expect(dropped.keywordId).toBe(String(kw!.id));
+    expect(spider.lines.some((l) => l.msg === "page done")).toBe(false);
+    sim.setFaults("boss", {});
+    // --once: the reset keyword is fresh again, so the spider claims it anew and finishes it.
+    expect((await spider.exited).code).toBe(0);
+    await expectExact(fleet, "boss", (await keywordsOf(server, "boss"))[0]!, 3);
+  });
 });

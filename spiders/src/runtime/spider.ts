@@ -4,6 +4,7 @@
 import type { Logger } from "pino";
 import {
   ClaimKeywordsDocument,
+  HeartbeatDocument,
   type ClaimKeywordsMutation,
   ReleaseKeywordDocument,
   ReportCrawlCompleteDocument,
@@ -35,6 +36,8 @@ export interface SpiderOptions {
   pollMs: number;
   /** The source's maxPages, for display only (the server decides). */
   maxPages?: number;
+  /** While a page takes longer than this (slow site, retries), send heartbeats at this interval. */
+  heartbeatMs?: number;
   log: Logger;
   onEvent?: (e: SpiderEvent) => void;
 }
@@ -57,6 +60,7 @@ export class Spider {
   private stopping = false;
   /** Aborted on stop: cancels site requests in flight and the idle wait. */
   private readonly stopped = new AbortController();
+  /** Crawls in flight, by lease token. */
   private readonly active = new Map<string, Promise<void>>();
 
   constructor(private readonly o: SpiderOptions) {}
@@ -101,9 +105,10 @@ export class Spider {
   }
 
   private track(c: Claim) {
-    const id = c.keyword.id;
-    const p = this.crawl(c).finally(() => this.active.delete(id));
-    this.active.set(id, p);
+    // Keyed by lease, not keyword: a keyword reset and claimed again while its old lease is still
+    // being dropped is a second, separate crawl.
+    const p = this.crawl(c).finally(() => this.active.delete(c.leaseToken));
+    this.active.set(c.leaseToken, p);
   }
 
   private async crawl(c: Claim): Promise<void> {
@@ -121,14 +126,19 @@ export class Spider {
       for (let page = c.startPage; ; page++) {
         if (this.stopping) return await this.release(lease, log, end);
         let parsed;
+        const lost = new AbortController();
+        const beat = this.heartbeat(lease, lost, log);
         try {
-          parsed = await o.fetcher.fetch({ city: kw.city, job: kw.job }, page, this.stopped.signal);
+          parsed = await o.fetcher.fetch({ city: kw.city, job: kw.job }, page, AbortSignal.any([this.stopped.signal, lost.signal]));
         } catch (e) {
+          if (lost.signal.aborted) throw lost.signal.reason;
           if (this.stopping && this.stopped.signal.aborted && !(e instanceof SiteBlocked) && !(e instanceof PageFailed)) {
             return await this.release(lease, log, end);
           }
           if (e instanceof SiteBlocked || e instanceof PageFailed) return await this.fail(lease, page, e, log, end);
           throw e;
+        } finally {
+          clearInterval(beat);
         }
         // Postings first, then the report that counts them: a report never counts postings the
         // server has not stored, and a retry of either is idempotent.
@@ -163,6 +173,23 @@ export class Spider {
       log.error({ err: e }, "keyword abandoned");
       return end("ERROR", (e as Error).message);
     }
+  }
+
+  /**
+   * Heartbeats while a page is slow, so a healthy crawl of a slow site is never swept; a refused
+   * heartbeat (LEASE_LOST) aborts the page at once.
+   */
+  private heartbeat(lease: { keywordId: string; leaseToken: string }, lost: AbortController, log: Logger) {
+    if (!this.o.heartbeatMs) return undefined;
+    return setInterval(() => {
+      this.o.client.request(HeartbeatDocument, lease).then(
+        () => log.debug("heartbeat"),
+        (e) => {
+          if (notOurs(e)) lost.abort(e);
+          else log.warn({ err: (e as Error).message }, "heartbeat failed");
+        },
+      );
+    }, this.o.heartbeatMs);
   }
 
   private async fail(lease: { keywordId: string; leaseToken: string }, page: number, e: Error, log: Logger, end: (o: "FAILED", d: string) => void) {
