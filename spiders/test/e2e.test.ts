@@ -2,16 +2,17 @@
 // COMPLETED. Every page is fetched exactly once, jobsFound per keyword is the simulator's truth,
 // and postings seen by several keywords are stored once.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { testProviders } from "../../server/test/databases.ts";
 import { SITES, type SiteId } from "../sim/data.ts";
 import { expected, expectExact, fetchesOf, type Fleet, keywordsOf, spawnSpider, startFleet } from "./fleet.ts";
 
 const CITIES = ["北京", "上海", "深圳", "杭州", "成都"];
 const JOBS = ["前端", "后端"];
 
-describe("three spiders crawl 30 keywords end to end", () => {
+describe.each(await testProviders())("three spiders crawl 30 keywords end to end on %s", (provider) => {
   let fleet: Fleet;
   beforeAll(async () => {
-    fleet = await startFleet("sqlite", "e2e");
+    fleet = await startFleet(provider, "e2e");
   });
   afterAll(() => fleet?.close());
 
