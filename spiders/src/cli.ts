@@ -47,8 +47,16 @@ async function runSpider(site: SiteId, config: SpiderConfig, opts: { concurrency
   let progress: TtyProgress | undefined;
   // On a terminal, warnings and errors print above the progress bars; elsewhere, JSON lines.
   const log = tty
-    ? pino({ level: "warn" }, new Writable({ write: (chunk, _e, done) => (progress?.log(String(chunk)) ?? process.stderr.write(chunk), done()) }))
+    ? pino({ level: "warn" }, new Writable({ write: (chunk, _e, done) => (printAbove(String(chunk)), done()) }))
     : pino({ level: config.LOG_LEVEL, base: { site, pid: process.pid } });
+  /** A JSON log line as `WARN message key=value …` above the progress bars. */
+  function printAbove(line: string) {
+    const { level, time: _t, pid: _p, hostname: _h, msg, ...rest } = JSON.parse(line) as Record<string, unknown>;
+    const name = (pino.levels.labels[Number(level)] ?? "log").toUpperCase();
+    const text = `${name} ${msg} ${Object.entries(rest).map(([k, v]) => `${k}=${typeof v === "string" ? v : JSON.stringify(v)}`).join(" ")}`;
+    if (progress) progress.log(text);
+    else process.stderr.write(`${text}\n`);
+  }
   const crawlerId = (opts.crawlerId ?? `${site}-${hostname()}-${process.pid}`).replace(/[^\x21-\x7e]/g, "_").slice(0, 64);
   const backoff = { minMs: config.RETRY_MIN_MS, maxMs: config.RETRY_MAX_MS };
   const client = new ServerClient({
@@ -68,9 +76,16 @@ async function runSpider(site: SiteId, config: SpiderConfig, opts: { concurrency
     ...backoff,
     onRetry: (page, e, attempt) => log.warn({ page, attempt, err: e.message }, "site request failed, retrying"),
   });
-  const source = (await client.request(SourcesDocument, {})).sources.find((s) => s.id === site);
+  let source;
+  try {
+    source = (await client.request(SourcesDocument, {})).sources.find((s) => s.id === site);
+  } catch (e) {
+    // A bad token or an unreachable server at start is a configuration problem: say so and stop.
+    console.error(`cannot start: ${(e as Error).message}`);
+    process.exit(2);
+  }
   if (!source) {
-    log.fatal({ site }, "the server has no such source");
+    console.error(`cannot start: the server has no source "${site}"`);
     process.exit(2);
   }
   const spider = new Spider({
