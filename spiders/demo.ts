@@ -7,10 +7,13 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { createWriteStream, mkdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import cliProgress from "cli-progress";
+import { parse } from "graphql";
+import type { TypedDocumentNode } from "@graphql-typed-document-node/core";
 import { createToken, Role } from "../server/src/auth/tokens.ts";
 import { openDatabase } from "../server/src/db/client.ts";
 import { SITES } from "./sim/data.ts";
 import { createSimServer } from "./sim/server.ts";
+import { ServerClient } from "./src/runtime/server-client.ts";
 
 const root = new URL("..", import.meta.url).pathname;
 const PORT = Number(process.env.PORT ?? 4000);
@@ -32,16 +35,11 @@ function start(args: string[], env: Record<string, string>, logFile: string) {
   return child;
 }
 
-async function gql(token: string | null, query: string, variables: Record<string, unknown> = {}) {
-  const r = await fetch(API, {
-    method: "POST",
-    headers: { "content-type": "application/json", ...(token ? { authorization: `Bearer ${token}` } : {}) },
-    body: JSON.stringify({ query, variables }),
-  });
-  const body = (await r.json()) as { data?: any; errors?: unknown[] };
-  if (body.errors) throw new Error(JSON.stringify(body.errors));
-  return body.data;
-}
+// The spider's own client (retries included) for the few admin and stats calls the demo makes.
+const client = (token: string) =>
+  new ServerClient({ url: API, token, timeoutMs: 10_000, retryForMs: 10_000, minMs: 100, maxMs: 1_000 });
+const gql = (token: string, query: string, variables: Record<string, unknown> = {}) =>
+  client(token).request(parse(query) as TypedDocumentNode<any, Record<string, unknown>>, variables);
 
 for (const f of ["demo.db", "demo.db-wal", "demo.db-shm"]) rmSync(join(DATA, f), { force: true });
 mkdirSync(join(DATA, "demo-logs"), { recursive: true });
@@ -105,7 +103,7 @@ for (;;) {
   let done = 0;
   let pages = 0;
   for (const site of SITES) {
-    const { stats } = await gql(null, `query($s: ID!) { stats(source: $s) { total jobsFound pagesCrawled byStatus { completed failed crawling } } }`, { s: site });
+    const { stats } = await gql(admin, `query($s: ID!) { stats(source: $s) { total jobsFound pagesCrawled byStatus { completed failed crawling } } }`, { s: site });
     const finished = stats.byStatus.completed + stats.byStatus.failed;
     done += finished === stats.total ? 1 : 0;
     pages += stats.pagesCrawled;
@@ -115,7 +113,7 @@ for (;;) {
   }
   if (done === SITES.length) {
     bars?.stop();
-    const { jobPostings } = await gql(null, `{ jobPostings(first: 1) { totalCount } }`);
+    const { jobPostings } = await gql(admin, `{ jobPostings(first: 1) { totalCount } }`);
     console.log(`\nAll keywords done in ${((Date.now() - t0) / 1000).toFixed(0)} s: ${pages} pages, ${jobPostings.totalCount} distinct postings. Stopping.`);
     await stop(0);
   }

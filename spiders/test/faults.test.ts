@@ -19,7 +19,8 @@ describe("site faults", () => {
       await server.importKeywords(site, ["北京", "上海"], ["前端", "测试"]);
       sim.setFaults(site, { error: 0.2, timeout: 0.1, truncate: 0.05 });
     }
-    const spiders = SITES.map((site) => spawnSpider(site, env(fleet!), ["--once", "--concurrency", "2"]));
+    // Timeouts cost SITE_TIMEOUT_MS each: keep it short here.
+    const spiders = SITES.map((site) => spawnSpider(site, env(fleet!), ["--once", "--concurrency", "2"], { SITE_TIMEOUT_MS: "400" }));
     const exits = await Promise.all(spiders.map((s) => s.exited));
     expect(exits.map((e) => e.code)).toEqual([0, 0, 0]);
     const maxPages = { boss: 3, qcwy: 12, zhilian: 15 } as const;
@@ -58,13 +59,13 @@ describe("site faults", () => {
   it("a page slower than staleAfterSeconds keeps its lease (heartbeats); a lost lease drops the keyword at once", async () => {
     fleet = await startFleet("sqlite", "slow");
     const { server, sim } = fleet;
-    await server.ok(`mutation { updateSource(id: "boss", input: { staleAfterSeconds: 1 }) { id } }`);
+    await server.ok(`mutation { updateSource(id: "boss", input: { staleAfterSeconds: 2 }) { id } }`);
     await server.importKeywords("boss", ["北京"], ["前端"]);
-    sim.setFaults("boss", { latency: 2500 });
+    sim.setFaults("boss", { latency: 4000 });
     const spider = spawnSpider("boss", env(fleet), ["--once"], { SITE_TIMEOUT_MS: "10000" });
     await spider.waitFor((l) => l.msg === "claimed");
-    await new Promise((r) => setTimeout(r, 1800));
-    // Over a second without a page report, but the heartbeats keep it.
+    await new Promise((r) => setTimeout(r, 2600));
+    // Longer than staleAfterSeconds without a page report, but the heartbeats keep it.
     await server.app.runJob("stale-sweep");
     const [kw] = await keywordsOf(server, "boss");
     expect(kw!.status).toBe("CRAWLING");

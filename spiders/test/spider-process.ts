@@ -11,9 +11,10 @@ export const FAST_ENV = {
   SITE_RATE_PER_SEC: "1000",
   RETRY_MIN_MS: "20",
   RETRY_MAX_MS: "200",
-  SITE_TIMEOUT_MS: "400",
+  // Generous: a timeout retry would fetch a page twice (tests that want timeouts set it lower).
+  SITE_TIMEOUT_MS: "5000",
   SITE_RETRIES: "8",
-  SERVER_TIMEOUT_MS: "2000",
+  SERVER_TIMEOUT_MS: "10000",
   SERVER_RETRY_MS: "60000",
   SPIDER_POLL_MS: "100",
   LOG_LEVEL: "info",
