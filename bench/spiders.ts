@@ -5,7 +5,8 @@
 // reported. Next to it, measured in the same run: the site-side floor (the same pages fetched and
 // parsed by one process, no server), so the ratio shows what the control plane costs per page.
 // Then crash rounds: a spider SIGKILLed at a random page, the stale sweep, a second spider resumes;
-// counts the pages fetched twice. Prints a table; never asserts a speed.
+// counts the pages fetched twice. Last, where one page's time goes (site fetch, the two writes, and
+// a heartbeat as the server's per-request floor). Prints a table; never asserts a speed.
 import { performance } from "node:perf_hooks";
 import { Command, InvalidArgumentError } from "commander";
 import { pino } from "pino";
@@ -19,6 +20,14 @@ import { pageCount, SITES, type SiteId } from "../spiders/sim/data.ts";
 import { createSimServer } from "../spiders/sim/server.ts";
 import { cityCode, SITE_ADAPTERS } from "../spiders/src/sites/index.ts";
 import { spawnSpider } from "../spiders/test/spider-process.ts";
+import { qcwy } from "../spiders/src/sites/qcwy.ts";
+import { ServerClient } from "../spiders/src/runtime/server-client.ts";
+import {
+  ClaimKeywordsDocument,
+  HeartbeatDocument,
+  ReportPageProgressDocument,
+  SubmitJobPostingsDocument,
+} from "../spiders/src/gql/graphql.ts";
 
 const int = (v: string) => {
   const n = Number(v);
@@ -119,6 +128,36 @@ try {
     sim.setFaults("qcwy", {});
   }
 
+  // 4. Where a page's time goes, one keyword at a time: the site fetch, the two writes per page,
+  // and a heartbeat (the lightest lease-checked mutation: the per-request floor of the server).
+  await database.transaction((tx) => tx.execute(Prisma.sql`UPDATE "Source" SET "maxPages" = 1000 WHERE "id" = 'qcwy'`));
+  await importKeywords(database, "qcwy", [["北京", "latency"]]);
+  const client = new ServerClient({ url: app.url(), token, timeoutMs: 10_000, retryForMs: 5_000, minMs: 10, maxMs: 100 });
+  const claim = (await client.request(ClaimKeywordsDocument, { source: "qcwy", crawlerId: "bench-latency", limit: 1 })).claimKeywords[0]!;
+  const lease = { keywordId: claim.keyword.id, leaseToken: claim.leaseToken };
+  const steps = { "site fetch + parse": 0, submitJobPostings: 0, reportPageProgress: 0, "heartbeat (server floor)": 0 };
+  const N = opts.quick ? 50 : 300;
+  const search = CITIES.map((c) => ({ city: c, job: jobs(PER_SITE)[0]! }));
+  for (let p = 1; p <= N; p++) {
+    let t = performance.now();
+    const lap = (k: keyof typeof steps) => {
+      const now = performance.now();
+      steps[k] += now - t;
+      t = now;
+    };
+    const kw = search[p % search.length]!;
+    const req = qcwy.request(sim.url("/qcwy"), kw, 1);
+    const res = await fetch(req.url, req.init);
+    const parsed = qcwy.parse(res.status, await res.text(), 1);
+    lap("site fetch + parse");
+    const sub = await client.request(SubmitJobPostingsDocument, { ...lease, page: p, postings: parsed.postings });
+    lap("submitJobPostings");
+    await client.request(ReportPageProgressDocument, { input: { ...lease, page: p, jobsFound: sub.submitJobPostings.accepted } });
+    lap("reportPageProgress");
+    await client.request(HeartbeatDocument, lease);
+    lap("heartbeat (server floor)");
+  }
+
   const rows = [
     ["keywords (3 sites)", String(PER_SITE * 3)],
     ["pages fetched", String(pages)],
@@ -127,6 +166,7 @@ try {
     ["end to end, pages/s (wall, incl. 3 spider start-ups)", (pages / wall).toFixed(1)],
     ["site-side floor, pages/s (fetch + parse only, no server)", (pages / floorSeconds).toFixed(1)],
     ["ratio end to end / floor", (pages / crawlSeconds / (pages / floorSeconds)).toFixed(3)],
+    ...Object.entries(steps).map(([k, v]) => [`one page, one keyword: ${k}, ms`, (v / N).toFixed(2)]),
     ["crash rounds", String(crash.length)],
     ["pages re-fetched over all crash rounds", `${crash.reduce((n, c) => n + c.refetched, 0)} (at most 1 per round allowed)`],
     ["crash rounds exact (completed, every page, none lost)", `${crash.filter((c) => c.exact).length}/${crash.length}`],

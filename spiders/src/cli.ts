@@ -117,7 +117,8 @@ async function runSpider(site: SiteId, config: SpiderConfig, opts: { concurrency
   progress?.stop();
   log.info({ ...totals }, "spider stopped");
   if (tty) console.log(`${site}: ${totals.pages} pages, ${totals.jobs} jobs, ${totals.completed} completed, ${totals.failed} failed`);
-  process.exit(0);
+  // --once ends with 1 when it could not ask the server for work, not because none was left.
+  process.exit(opts.once && spider.claimFailed ? 1 : 0);
 }
 
 await program.parseAsync();

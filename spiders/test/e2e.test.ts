@@ -28,6 +28,8 @@ describe.each(await testProviders())("three spiders crawl 30 keywords end to end
     );
     const exits = await Promise.all(spiders.map((s) => s.exited));
     expect(exits.every((e) => e.code === 0)).toBe(true);
+    // Hundreds of pages per process leave no listeners behind (Node warns past 10 on one signal).
+    for (const s of spiders) expect(s.stderr()).not.toMatch(/Warning/);
 
     const log = sim.requests();
     let keywords = 0;

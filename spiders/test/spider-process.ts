@@ -24,6 +24,8 @@ export interface SpiderProcess {
   child: ChildProcess;
   /** Parsed JSON log lines so far. */
   lines: Record<string, any>[];
+  /** Everything written to stderr so far. */
+  stderr(): string;
   exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
   /** Resolves when a log line matches. */
   waitFor(pred: (line: Record<string, any>) => boolean, timeoutMs?: number): Promise<Record<string, any>>;
@@ -67,6 +69,7 @@ export function spawnSpider(site: SiteId, fleet: { apiUrl: string; token: string
   return {
     child,
     lines,
+    stderr: () => stderr,
     exited,
     waitFor(pred, timeoutMs = 60_000) {
       const seen = lines.find(pred);

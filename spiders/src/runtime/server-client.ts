@@ -67,11 +67,18 @@ export class ServerClient {
     return body.data;
   }
 
+  /** Printed text and operation name per document: printed once, sent on every page. */
+  private readonly printed = new WeakMap<object, { query: string; name?: string }>();
+
   /** Run one operation, retrying while the server is unavailable. */
   request<T, V>(document: TypedDocumentNode<T, V>, variables: V): Promise<T> {
-    const query = print(document);
-    const def = document.definitions.find((d) => d.kind === "OperationDefinition");
-    const name = def && "name" in def ? def.name?.value : undefined;
+    let doc = this.printed.get(document);
+    if (!doc) {
+      const def = document.definitions.find((d) => d.kind === "OperationDefinition");
+      doc = { query: print(document), name: def && "name" in def ? def.name?.value : undefined };
+      this.printed.set(document, doc);
+    }
+    const { query, name } = doc;
     return retry(() => this.once<T, V>(query, variables, name), {
       minMs: this.opts.minMs,
       maxMs: this.opts.maxMs,

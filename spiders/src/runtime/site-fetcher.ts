@@ -34,13 +34,25 @@ export class SiteFetcher {
     const req = adapter.request(baseUrl, kw, page);
     const res = await this.throttled(async () => {
       signal.throwIfAborted();
+      // One controller per attempt, unhooked afterwards: the caller's signal lives as long as the
+      // keyword, and listeners left on it would pile up page after page.
+      const attempt = new AbortController();
+      const onAbort = () => attempt.abort(signal.reason);
+      signal.addEventListener("abort", onAbort, { once: true });
+      let timedOut = false;
+      const timer = setTimeout(() => {
+        timedOut = true;
+        attempt.abort();
+      }, timeoutMs);
       try {
-        const r = await fetch(req.url, { ...req.init, signal: AbortSignal.any([signal, AbortSignal.timeout(timeoutMs)]) });
+        const r = await fetch(req.url, { ...req.init, signal: attempt.signal });
         return { status: r.status, body: await r.text() };
       } catch (e) {
         if (signal.aborted) throw signal.reason;
-        const err = e as Error;
-        throw new BadPage(err.name === "TimeoutError" ? `timed out after ${timeoutMs} ms` : `network error: ${String(err.cause ?? err.message)}`);
+        throw new BadPage(timedOut ? `timed out after ${timeoutMs} ms` : `network error: ${String((e as Error).cause ?? (e as Error).message)}`);
+      } finally {
+        clearTimeout(timer);
+        signal.removeEventListener("abort", onAbort);
       }
     });
     return adapter.parse(res.status, res.body, page);

@@ -58,10 +58,13 @@ const notOurs = (e: unknown) => e instanceof ApiError && (e.code === "LEASE_LOST
 export class Spider {
   readonly totals: SpiderTotals = { pages: 0, jobs: 0, completed: 0, failed: 0, released: 0, dropped: 0, errors: 0 };
   private stopping = false;
-  /** Aborted on stop: cancels site requests in flight and the idle wait. */
-  private readonly stopped = new AbortController();
-  /** Crawls in flight, by lease token. */
-  private readonly active = new Map<string, Promise<void>>();
+  /** The last claim failed (the server stayed unreachable past SERVER_RETRY_MS, or refused it). */
+  claimFailed = false;
+  private onStop!: () => void;
+  /** Resolves on stop: ends the idle wait. */
+  private readonly stopped = new Promise<void>((r) => (this.onStop = r));
+  /** Crawls in flight by lease token, each with the controller that cancels its site request. */
+  private readonly active = new Map<string, { done: Promise<void>; cancel: AbortController }>();
 
   constructor(private readonly o: SpiderOptions) {}
 
@@ -69,7 +72,8 @@ export class Spider {
   stop() {
     if (this.stopping) return;
     this.stopping = true;
-    this.stopped.abort(new Error("spider stopping"));
+    this.onStop();
+    for (const a of this.active.values()) a.cancel.abort(new Error("spider stopping"));
   }
 
   async run(): Promise<SpiderTotals> {
@@ -84,34 +88,39 @@ export class Spider {
           for (const c of d.claimKeywords) this.track(c);
         } catch (e) {
           this.totals.errors++;
+          this.claimFailed = true;
           o.log.error({ err: e }, "claim failed");
+          if (o.once && this.active.size === 0) break;
+          continue;
         }
+        this.claimFailed = false;
       }
       if (o.once && claimed === 0 && this.active.size === 0) break;
       if (this.active.size >= o.concurrency || claimed === 0) await this.idle(claimed === 0 && this.active.size === 0);
     }
-    await Promise.allSettled(this.active.values());
+    await Promise.allSettled([...this.active.values()].map((a) => a.done));
     return this.totals;
   }
 
   /** Wait for a free slot (a keyword ends) or, with nothing to do, for the poll interval. */
   private async idle(poll: boolean) {
-    const waits: Promise<unknown>[] = [...this.active.values()];
-    const abort = new Promise((r) => this.stopped.signal.addEventListener("abort", r, { once: true }));
+    const waits: Promise<unknown>[] = [...this.active.values()].map((a) => a.done);
     let timer: NodeJS.Timeout | undefined;
     if (poll || waits.length < this.o.concurrency) waits.push(new Promise((r) => (timer = setTimeout(r, this.o.pollMs))));
-    await Promise.race([...waits, abort]);
+    await Promise.race([...waits, this.stopped]);
     clearTimeout(timer);
   }
 
   private track(c: Claim) {
     // Keyed by lease, not keyword: a keyword reset and claimed again while its old lease is still
     // being dropped is a second, separate crawl.
-    const p = this.crawl(c).finally(() => this.active.delete(c.leaseToken));
-    this.active.set(c.leaseToken, p);
+    const cancel = new AbortController();
+    if (this.stopping) cancel.abort(new Error("spider stopping"));
+    const done = this.crawl(c, cancel).finally(() => this.active.delete(c.leaseToken));
+    this.active.set(c.leaseToken, { done, cancel });
   }
 
-  private async crawl(c: Claim): Promise<void> {
+  private async crawl(c: Claim, cancel: AbortController): Promise<void> {
     const { o } = this;
     const kw = c.keyword;
     const label = `${kw.city}/${kw.job}`;
@@ -126,16 +135,14 @@ export class Spider {
       for (let page = c.startPage; ; page++) {
         if (this.stopping) return await this.release(lease, log, end);
         let parsed;
-        const lost = new AbortController();
-        const beat = this.heartbeat(lease, lost, log);
+        const beat = this.heartbeat(lease, cancel, log);
         try {
-          parsed = await o.fetcher.fetch({ city: kw.city, job: kw.job }, page, AbortSignal.any([this.stopped.signal, lost.signal]));
+          parsed = await o.fetcher.fetch({ city: kw.city, job: kw.job }, page, cancel.signal);
         } catch (e) {
-          if (lost.signal.aborted) throw lost.signal.reason;
-          if (this.stopping && this.stopped.signal.aborted && !(e instanceof SiteBlocked) && !(e instanceof PageFailed)) {
-            return await this.release(lease, log, end);
-          }
           if (e instanceof SiteBlocked || e instanceof PageFailed) return await this.fail(lease, page, e, log, end);
+          // Cancelled: by a refused heartbeat (the reason is its LEASE_LOST) or by stop().
+          if (cancel.signal.aborted && notOurs(cancel.signal.reason)) throw cancel.signal.reason;
+          if (cancel.signal.aborted && this.stopping) return await this.release(lease, log, end);
           throw e;
         } finally {
           clearInterval(beat);
@@ -179,13 +186,13 @@ export class Spider {
    * Heartbeats while a page is slow, so a healthy crawl of a slow site is never swept; a refused
    * heartbeat (LEASE_LOST) aborts the page at once.
    */
-  private heartbeat(lease: { keywordId: string; leaseToken: string }, lost: AbortController, log: Logger) {
+  private heartbeat(lease: { keywordId: string; leaseToken: string }, cancel: AbortController, log: Logger) {
     if (!this.o.heartbeatMs) return undefined;
     return setInterval(() => {
       this.o.client.request(HeartbeatDocument, lease).then(
         () => log.debug("heartbeat"),
         (e) => {
-          if (notOurs(e)) lost.abort(e);
+          if (notOurs(e)) cancel.abort(e);
           else log.warn({ err: (e as Error).message }, "heartbeat failed");
         },
       );
