@@ -10,7 +10,7 @@ const schema = z.object({
   /** The control plane's GraphQL endpoint. @default "http://127.0.0.1:4000/graphql" */
   CRAWL_API_URL: url.default("http://127.0.0.1:4000/graphql"),
   /** A spider (or admin) token: `npm run token -- create --role spider`. Required. */
-  CRAWL_TOKEN: z.string().min(1, "is required (npm run token -- create --role spider)"),
+  CRAWL_TOKEN: z.string({ error: "is required (npm run token -- create --role spider)" }).min(1),
   /** Where the sites live; each site's API is under /<site> (the simulator's layout). @default "http://127.0.0.1:4100" */
   SITE_BASE_URL: url.default("http://127.0.0.1:4100"),
   /** Per-site overrides of `${SITE_BASE_URL}/<site>`. */

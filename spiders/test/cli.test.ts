@@ -1,14 +1,17 @@
 // The spider CLI refuses bad settings and arguments up front, naming what is wrong.
 import { execFile } from "node:child_process";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { describe, expect, it } from "vitest";
 import { parseSpiderConfig, siteBaseUrl } from "../src/config.ts";
+import { TSX_LOADER } from "./spider-process.ts";
 
 const root = new URL("../..", import.meta.url).pathname;
 const run = (args: string[], env: Record<string, string>) =>
-  promisify(execFile)(join(root, "node_modules/.bin/tsx"), [join(root, "spiders/src/cli.ts"), ...args], {
-    cwd: "/",
+  promisify(execFile)(process.execPath, ["--import", TSX_LOADER, join(root, "spiders/src/cli.ts"), ...args], {
+    // Not the repository: a developer's .env there must not change what these runs see.
+    cwd: tmpdir(),
     env: { PATH: process.env.PATH ?? "", ...env },
   }).then(
     (r) => ({ code: 0, ...r }),
@@ -32,7 +35,7 @@ describe("spider settings and CLI", () => {
   it("exits 2 on a missing token, 1 on an unknown site or a bad --concurrency", async () => {
     const noToken = await run(["boss", "--once"], {});
     expect(noToken.code).toBe(2);
-    expect(noToken.stderr).toContain("CRAWL_TOKEN");
+    expect(noToken.stderr).toContain('CRAWL_TOKEN="": is required');
     const badSite = await run(["lagou"], { CRAWL_TOKEN: "x" });
     expect(badSite.code).toBe(1);
     expect(badSite.stderr).toContain("must be one of boss, qcwy, zhilian");

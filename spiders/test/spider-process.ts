@@ -5,6 +5,8 @@ import { join } from "node:path";
 import type { SiteId } from "../sim/data.ts";
 
 const root = new URL("../..", import.meta.url).pathname;
+/** tsx's loader by path, so a spider may run from any working directory. */
+export const TSX_LOADER = new URL("../../node_modules/tsx/dist/loader.mjs", import.meta.url).href;
 
 /** Fast settings for tests: short backoff and timeouts, no politeness delay. */
 export const FAST_ENV = {
@@ -33,7 +35,9 @@ export interface SpiderProcess {
 }
 
 export function spawnSpider(site: SiteId, fleet: { apiUrl: string; token: string; simUrl: string }, args: string[] = [], env: Record<string, string> = {}): SpiderProcess {
-  const child = spawn(join(root, "node_modules/.bin/tsx"), [join(root, "spiders/src/cli.ts"), site, ...args], {
+  // `node --import tsx`, one process: the tsx CLI would sit in between and SIGKILL a child that does
+  // not acknowledge a relayed SIGTERM within ~60 ms (easily missed under load).
+  const child = spawn(process.execPath, ["--import", TSX_LOADER, join(root, "spiders/src/cli.ts"), site, ...args], {
     cwd: root,
     env: { ...process.env, ...FAST_ENV, CRAWL_API_URL: fleet.apiUrl, CRAWL_TOKEN: fleet.token, SITE_BASE_URL: fleet.simUrl, ...env },
     detached: true,
