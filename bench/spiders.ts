@@ -6,7 +6,8 @@
 // parsed by one process, no server), so the ratio shows what the control plane costs per page.
 // Then crash rounds: a spider SIGKILLed at a random page, the stale sweep, a second spider resumes;
 // counts the pages fetched twice. Last, where one page's time goes (site fetch, the two writes, and
-// a heartbeat as the server's per-request floor). Prints a table; never asserts a speed.
+// a heartbeat as the server's per-request floor), and the server's ceiling at the fleet's
+// concurrency (heartbeats/s; a page costs two mutations). Prints a table; never asserts a speed.
 import { performance } from "node:perf_hooks";
 import { Command, InvalidArgumentError } from "commander";
 import { pino } from "pino";
@@ -43,7 +44,7 @@ const opts = new Command("bench:spiders")
   .parse()
   .opts<{ quick?: boolean; db: string; keywords?: number; concurrency: number; crashRounds?: number }>();
 if (opts.db !== "sqlite" && opts.db !== "postgres") throw new InvalidArgumentError("--db must be sqlite or postgres");
-const PER_SITE = opts.keywords ?? (opts.quick ? 6 : 30);
+const PER_SITE = opts.keywords ?? (opts.quick ? 12 : 30);
 const ROUNDS = opts.crashRounds ?? (opts.quick ? 2 : 8);
 const CITIES = ["北京", "上海", "广州", "深圳", "杭州", "成都"];
 const jobs = (n: number) => Array.from({ length: Math.ceil(n / CITIES.length) }, (_, i) => `岗位${i}`);
@@ -158,6 +159,21 @@ try {
     lap("heartbeat (server floor)");
   }
 
+  // 5. The server's own ceiling for this fleet: lease-checked no-op mutations (heartbeats) at the
+  // fleet's concurrency. A page costs two mutations, so pages/s can at most reach half of it.
+  const inFlight = opts.concurrency * SITES.length;
+  await importKeywords(database, "qcwy", crossProduct(Array.from({ length: inFlight }, (_, i) => `hb${i}`), ["heartbeat"]));
+  const hbClaims = (await client.request(ClaimKeywordsDocument, { source: "qcwy", crawlerId: "bench-hb", limit: inFlight })).claimKeywords;
+  const HB = opts.quick ? 300 : 2000;
+  let sent = 0;
+  const h0 = performance.now();
+  await Promise.all(
+    hbClaims.map(async (c) => {
+      while (sent++ < HB) await client.request(HeartbeatDocument, { keywordId: c.keyword.id, leaseToken: c.leaseToken });
+    }),
+  );
+  const heartbeatsPerSec = HB / ((performance.now() - h0) / 1000);
+
   const rows = [
     ["keywords (3 sites)", String(PER_SITE * 3)],
     ["pages fetched", String(pages)],
@@ -166,6 +182,8 @@ try {
     ["end to end, pages/s (wall, incl. 3 spider start-ups)", (pages / wall).toFixed(1)],
     ["site-side floor, pages/s (fetch + parse only, no server)", (pages / floorSeconds).toFixed(1)],
     ["ratio end to end / floor", (pages / crawlSeconds / (pages / floorSeconds)).toFixed(3)],
+    [`server ceiling: heartbeats/s at C=${inFlight} (÷ 2 = pages/s at most)`, `${heartbeatsPerSec.toFixed(0)} (${(heartbeatsPerSec / 2).toFixed(0)})`],
+    ["ratio end to end / server ceiling", (pages / crawlSeconds / (heartbeatsPerSec / 2)).toFixed(3)],
     ...Object.entries(steps).map(([k, v]) => [`one page, one keyword: ${k}, ms`, (v / N).toFixed(2)]),
     ["crash rounds", String(crash.length)],
     ["pages re-fetched over all crash rounds", `${crash.reduce((n, c) => n + c.refetched, 0)} (at most 1 per round allowed)`],
