@@ -76,6 +76,7 @@ try {
   const first = Date.parse(log[0]!.at);
   const last = Date.parse(log.at(-1)!.at);
   const crawlSeconds = Math.max((last - first) / 1000, 0.001);
+  const spiderCpuMs = spiders.reduce((n, s) => n + Number(s.lines.find((l) => l.msg === "spider stopped")?.cpuMs ?? 0), 0);
   const jobsFound = (await database.reader.keyword.aggregate({ _sum: { jobsFound: true } }))._sum.jobsFound ?? 0;
   const postings = await database.reader.jobPosting.count();
 
@@ -180,6 +181,7 @@ try {
     ["jobs found / postings stored (deduplicated)", `${jobsFound} / ${postings}`],
     ["end to end, pages/s (first to last site request)", (pages / crawlSeconds).toFixed(1)],
     ["end to end, pages/s (wall, incl. 3 spider start-ups)", (pages / wall).toFixed(1)],
+    ["spider processes' CPU per page, ms (incl. start-up)", (spiderCpuMs / pages).toFixed(2)],
     ["site-side floor, pages/s (fetch + parse only, no server)", (pages / floorSeconds).toFixed(1)],
     ["ratio end to end / floor", (pages / crawlSeconds / (pages / floorSeconds)).toFixed(3)],
     [`server ceiling: heartbeats/s at C=${inFlight} (÷ 2 = pages/s at most)`, `${heartbeatsPerSec.toFixed(0)} (${(heartbeatsPerSec / 2).toFixed(0)})`],

@@ -115,7 +115,8 @@ async function runSpider(site: SiteId, config: SpiderConfig, opts: { concurrency
   log.info({ crawlerId, concurrency: opts.concurrency ?? config.SPIDER_CONCURRENCY, once: opts.once, site: siteBaseUrl(config, site) }, "spider started");
   const totals = await spider.run();
   progress?.stop();
-  log.info({ ...totals }, "spider stopped");
+  const cpu = process.cpuUsage();
+  log.info({ ...totals, cpuMs: Math.round((cpu.user + cpu.system) / 1000) }, "spider stopped");
   if (tty) console.log(`${site}: ${totals.pages} pages, ${totals.jobs} jobs, ${totals.completed} completed, ${totals.failed} failed`);
   // --once ends with 1 when it could not ask the server for work, not because none was left.
   process.exit(opts.once && spider.claimFailed ? 1 : 0);
