@@ -31,8 +31,11 @@ export interface ServerClientOptions extends Backoff {
   onRetry?: (operation: string, e: Error, attempt: number) => void;
 }
 
-/** Codes that say "the server is fine, but no": never retried. */
-const FINAL = new Set(["LEASE_LOST", "INVALID_TRANSITION", "NOT_FOUND", "BAD_USER_INPUT", "UNAUTHENTICATED", "FORBIDDEN"]);
+/**
+ * Errors worth retrying: a masked internal fault (no code, or Yoga's INTERNAL_SERVER_ERROR). Every
+ * other code (LEASE_LOST, BAD_USER_INPUT, GRAPHQL_VALIDATION_FAILED, …) is the server's answer.
+ */
+const TRANSIENT = new Set(["", "INTERNAL_SERVER_ERROR"]);
 
 export class ServerClient {
   constructor(private readonly opts: ServerClientOptions) {}
@@ -60,7 +63,7 @@ export class ServerClient {
     const err = body.errors?.[0];
     if (err) {
       const code = err.extensions?.code ?? "";
-      if (FINAL.has(code)) throw new ApiError(code, err.message);
+      if (!TRANSIENT.has(code)) throw new ApiError(code, err.message);
       throw new ServerUnavailable(`${code || "error"}: ${err.message}`);
     }
     if (!body.data) throw new ServerUnavailable(`HTTP ${res.status} without data`);
