@@ -85,6 +85,25 @@ describe.each(await testProviders())("postings on %s", (provider) => {
     expect(await sightings(id)).toBe(5);
   });
 
+  it("a reset keyword crawled again counts only its new pages' postings", async () => {
+    await s.importKeywords("qcwy", ["广州"], ["重来"]);
+    const a = await claimOne("qcwy");
+    for (const page of [1, 2, 3]) {
+      await submit(a.keyword.id, a.leaseToken, page, [posting(`r${page}a`), posting(`r${page}b`)]);
+      await report(a.keyword.id, a.leaseToken, page, 2, 10);
+    }
+    // The spider dies after submitting page 4, before reporting it.
+    await submit(a.keyword.id, a.leaseToken, 4, [posting("r4a")]);
+    expect(await sightings(a.keyword.id)).toBe(7);
+    await s.ok(`mutation($id: ID!) { resetKeyword(id: $id) { id } }`, { id: a.keyword.id });
+    const b = await claimOne("qcwy");
+    expect(b.keyword.id).toBe(a.keyword.id);
+    await submit(b.keyword.id, b.leaseToken, 1, [posting("n1")]);
+    const kw = (await report(b.keyword.id, b.leaseToken, 1, 1, 10)).reportPageProgress;
+    expect(kw.jobsFound).toBe(1);
+    expect(await sightings(b.keyword.id)).toBe(1);
+  });
+
   it("refuses a stale lease like a page report does, and changes nothing", async () => {
     await s.importKeywords("qcwy", ["杭州"], ["租约"]);
     const c = await claimOne("qcwy");

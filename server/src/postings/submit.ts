@@ -1,7 +1,8 @@
 // Postings of one crawled page: stored once per (source, externalId) with first/last seen times,
 // and the page's sightings replaced, in the transaction that checks the crawler's lease. A page's
 // sightings are the postings its page report counts, so jobsFound and the postings agree; a
-// replayed page replaces its sightings and is counted once.
+// replayed page replaces its sightings and is counted once, and a restarted crawl (reset) sheds
+// the sightings of pages it has not reported again.
 import { Prisma } from "../../../generated/sqlite/client.ts";
 import type { SqlTx } from "../db/client.ts";
 import type { CrawlStore } from "../crawl/store.ts";
@@ -37,8 +38,12 @@ export async function submitJobPostings(
   const distinct = [...new Map(input.postings.map((p) => [p.externalId, p])).values()];
   return store.withLease(input.keywordId, input.leaseToken, input.page, async (tx, { keyword, today, now }) => {
     const ids = await upsertPostings(tx, keyword.sourceId, distinct, now);
+    // This page's sightings are replaced. Sightings of later pages that no page report counts (left
+    // by a reset, or by a crawler that died between its submit and its report) go too.
+    const beyond = Math.max(keyword.lastCompletedPage, input.page);
     await tx.execute(Prisma.sql`
-      DELETE FROM "PostingSighting" WHERE "keywordId" = ${keyword.id} AND "crawlDate" = ${today} AND "page" = ${input.page}`);
+      DELETE FROM "PostingSighting" WHERE "keywordId" = ${keyword.id} AND "crawlDate" = ${today}
+         AND ("page" = ${input.page} OR "page" > ${beyond})`);
     for (const part of chunks([...ids.values()].map((v) => v.id))) {
       const rows = part.map((postingId) => Prisma.sql`(${keyword.id}, ${today}, ${input.page}, ${postingId}, ${now})`);
       await tx.execute(Prisma.sql`
