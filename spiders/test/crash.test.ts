@@ -2,6 +2,7 @@
 // spider resumes at the next page — no page lost, at most the page in flight fetched twice, and
 // jobsFound exact. Also a graceful SIGTERM: the keyword is PARTIAL at once and resumable.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { testProviders } from "../../server/test/databases.ts";
 import { ageHeartbeat } from "../../server/test/harness.ts";
 import { pageCount } from "../sim/data.ts";
 import { cityParam, expectExact, fetchesOf, type Fleet, keywordsOf, spawnSpider, startFleet } from "./fleet.ts";
@@ -13,18 +14,18 @@ function longKeywords(seed: string, n: number, min: number) {
   return out;
 }
 
-describe("spiders that die or stop mid-keyword", () => {
+describe.each(await testProviders())("spiders that die or stop mid-keyword on %s", (provider) => {
   let fleet: Fleet;
   const env = () => ({ apiUrl: fleet.server.app.url(), token: fleet.server.tokens.spider, simUrl: fleet.sim.url() });
   beforeAll(async () => {
-    fleet = await startFleet("sqlite", "crash");
+    fleet = await startFleet(provider, "crash");
     // Slow enough that a kill lands in the middle of a keyword.
     fleet.sim.setFaults("qcwy", { latency: 15 });
   });
   afterAll(() => fleet?.close());
 
-  const ROUNDS = 4;
-  const jobs = () => longKeywords("crash", ROUNDS + 1, 25);
+  const ROUNDS = 3;
+  const jobs = () => longKeywords("crash", ROUNDS + 2, 25);
 
   it.each(Array.from({ length: ROUNDS }, (_, i) => i))("SIGKILL at a random page, round %i: resumed after the sweep, exact", async (round) => {
     const { server, sim } = fleet;
@@ -61,6 +62,25 @@ describe("spiders that die or stop mid-keyword", () => {
       expect(page).toBe(claimed.startPage);
     }
     console.log(`crash round ${round}: killed after page ${killAt}, resumed at ${claimed.startPage}, pages re-fetched: ${twice.length}`);
+  });
+
+  it("swept while alive (no heartbeat for too long): the old spider's next write is LEASE_LOST, it drops the keyword, the new holder finishes", async () => {
+    const { server, sim } = fleet;
+    const job = jobs()[ROUNDS + 1]!;
+    await server.importKeywords("qcwy", ["北京"], [job]);
+    const a = spawnSpider("qcwy", env(), ["--once", "--concurrency", "1"]);
+    const page = await a.waitFor((l) => l.msg === "page done" && l.page === 3);
+    const [kw] = (await keywordsOf(server, "qcwy")).filter((k) => k.job === job);
+    await ageHeartbeat(server, String(kw!.id), 3600);
+    await server.app.runJob("stale-sweep");
+    const b = spawnSpider("qcwy", env(), ["--once", "--concurrency", "1"]);
+    const dropped = await a.waitFor((l) => l.msg === "lease lost: keyword dropped");
+    expect(dropped).toMatchObject({ keywordId: page.keywordId });
+    expect((await a.exited).code).toBe(0);
+    expect((await b.exited).code).toBe(0);
+    await expectExact(fleet, "qcwy", (await keywordsOf(server, "qcwy")).find((k) => k.id === kw!.id)!, 50);
+    const twice = [...fetchesOf(sim.requests(), "qcwy", "北京", job)].filter(([, n]) => n > 1);
+    expect(twice.length).toBeLessThanOrEqual(1); // the page A had in flight when it lost the lease
   });
 
   it("SIGTERM: released at once (PARTIAL, no sweep), exit 0, and resumable", async () => {

@@ -7,7 +7,7 @@ import { type Database, openDatabase } from "../../server/src/db/client.ts";
 import { migrate } from "../../server/src/db/migrate.ts";
 import { seedSources } from "../../server/src/db/seed.ts";
 import { importKeywords } from "../../server/src/keywords/import.ts";
-import { createTestDatabase, type TestDatabase } from "../../server/test/databases.ts";
+import { createTestDatabase, type TestDatabase, testProviders } from "../../server/test/databases.ts";
 import { middayTimeZone } from "../../server/test/harness.ts";
 import { spawnServer, type ServerProcess } from "../../server/test/process.ts";
 import { pageCount } from "../sim/data.ts";
@@ -22,13 +22,13 @@ const freePort = () =>
     });
   });
 
-describe("server restart mid-crawl", () => {
+describe.each(await testProviders())("server restart mid-crawl on %s", (provider) => {
   let tdb: TestDatabase;
   let db: Database;
   let sim: Sim;
   let server: ServerProcess | undefined;
   beforeAll(async () => {
-    tdb = await createTestDatabase("sqlite");
+    tdb = await createTestDatabase(provider);
     await migrate(tdb.url);
     db = await openDatabase(tdb.url);
     await seedSources(db);
