@@ -74,7 +74,7 @@ async function runSpider(site: SiteId, config: SpiderConfig, opts: { concurrency
     timeoutMs: config.SITE_TIMEOUT_MS,
     retries: config.SITE_RETRIES,
     ...backoff,
-    onRetry: (page, e, attempt) => log.warn({ page, attempt, err: e.message }, "site request failed, retrying"),
+    onRetry: (kw, page, e, attempt) => log.warn({ keyword: `${kw.city}/${kw.job}`, page, attempt, err: e.message }, "site request failed, retrying"),
   });
   let source;
   try {

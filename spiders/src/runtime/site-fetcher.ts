@@ -11,7 +11,7 @@ export interface SiteFetcherOptions extends Backoff {
   ratePerSec: number;
   timeoutMs: number;
   retries: number;
-  onRetry?: (page: number, e: Error, attempt: number) => void;
+  onRetry?: (kw: SearchKeyword, page: number, e: Error, attempt: number) => void;
 }
 
 /** Thrown when a page kept failing for every retry; the keyword FAILs with its message. */
@@ -67,7 +67,7 @@ export class SiteFetcher {
         retries: this.opts.retries,
         signal,
         permanent: (e) => !(e instanceof BadPage),
-        onRetry: (e, attempt) => this.opts.onRetry?.(page, e, attempt),
+        onRetry: (e, attempt) => this.opts.onRetry?.(kw, page, e, attempt),
       });
     } catch (e) {
       // SiteBlocked and the abort reason pass through as they are.
