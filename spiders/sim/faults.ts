@@ -26,7 +26,9 @@ export function parseFaults(text: string | Record<string, string>): Faults {
       : Object.entries(text);
   const known = new Set(Object.keys(Faults.shape));
   for (const [k] of entries) if (!known.has(k)) throw new Error(`unknown fault "${k}" (known: ${[...known].join(", ")})`);
-  return Faults.parse(Object.fromEntries(entries));
+  const r = Faults.safeParse(Object.fromEntries(entries));
+  if (!r.success) throw new Error(r.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; "));
+  return r.data;
 }
 
 export type Outcome = "ok" | "error" | "timeout" | "ban" | "truncate";

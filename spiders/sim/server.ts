@@ -63,8 +63,13 @@ function prng(seed: string) {
 function envFaults(): Partial<Record<SiteId, Faults>> {
   const out: Partial<Record<SiteId, Faults>> = {};
   for (const site of SITES) {
-    const text = process.env[`SIM_FAULTS_${site.toUpperCase()}`];
-    if (text) out[site] = parseFaults(text);
+    const name = `SIM_FAULTS_${site.toUpperCase()}`;
+    const text = process.env[name];
+    try {
+      if (text) out[site] = parseFaults(text);
+    } catch (e) {
+      throw new Error(`${name}=${JSON.stringify(text)}: ${(e as Error).message}`);
+    }
   }
   return out;
 }
