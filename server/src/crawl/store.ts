@@ -291,5 +291,34 @@ export class CrawlStore {
     }
     return changed;
   }
+  /**
+   * Run `fn` in one write transaction while `leaseToken` holds the keyword, for writes that ride
+   * along a crawl (postings of a page): the live lease of a CRAWLING keyword, or the lease that
+   * completed it for a page it reported today (a retry whose answer was lost). Refused as a
+   * heartbeat would be (LEASE_LOST, INVALID_TRANSITION, NOT_FOUND); the crawl state is not touched.
+   */
+  withLease<T>(
+    keywordId: number,
+    leaseToken: string,
+    page: number,
+    fn: (tx: SqlTx, lease: { keyword: Keyword; today: string; now: Date }) => Promise<T>,
+  ): Promise<T> {
+    const now = this.calendar.now();
+    const today = this.calendar.today();
+    return this.db.transaction(async (tx) => {
+      const loaded = await sql.loadKeyword(tx, this.db.provider, keywordId, today, page);
+      if (!loaded) throw notFound(`keyword ${keywordId} does not exist`);
+      const { keyword, source, previousJobsOnPage } = loaded;
+      if (page > source.maxPages) {
+        throw apiError(ErrorCode.BAD_USER_INPUT, `page ${page} is beyond this source's maxPages (${source.maxPages})`);
+      }
+      const replay =
+        keyword.crawlDate === today && keyword.status === CrawlStatus.COMPLETED && keyword.leaseToken === leaseToken && previousJobsOnPage !== null;
+      if (!replay) {
+        const d = decide(keyword, source, { type: "HEARTBEAT", leaseToken, now, today });
+        if (!d.ok) throw apiError(d.code, d.message, { keywordId: String(keywordId) });
+      }
+      return fn(tx, { keyword, today, now });
+    });
+  }
 }
-

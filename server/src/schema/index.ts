@@ -9,6 +9,7 @@ import "./stats.ts";
 import "./import.ts";
 import "./collector.ts";
 import "./dashboard.ts";
+import "./postings.ts";
 
 builder.queryType({ authScopes: { read: true } });
 builder.mutationType({});

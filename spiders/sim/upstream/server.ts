@@ -87,9 +87,9 @@ function send(res: ServerResponse, status: number, body: unknown) {
   res.writeHead(status, { "content-type": "application/json; charset=utf-8" }).end(JSON.stringify(body));
 }
 
-async function readJson(req: IncomingMessage): Promise<unknown> {
-  let text = "";
-  for await (const chunk of req) text += chunk;
+async function readJson(req: IncomingMessage, body?: string): Promise<unknown> {
+  let text = body ?? "";
+  if (body === undefined) for await (const chunk of req) text += chunk;
   return text ? JSON.parse(text) : {};
 }
 
@@ -108,7 +108,8 @@ const intParam = (v: string | null, min: number, max: number) => {
  */
 export function createUpstreamHandler(sim: UpstreamSim, prefix = "/upstream") {
   const base = prefix.replace(/\/+$/, "");
-  return (req: IncomingMessage, res: ServerResponse): boolean => {
+  // `body`: the request body when the caller has read it already (the job-board simulator's mounts).
+  return (req: IncomingMessage, res: ServerResponse, body?: string): boolean => {
     const url = new URL(req.url ?? "/", "http://sim");
     const path = url.pathname.replace(/\/+$/, "");
     if (path !== base && !path.startsWith(`${base}/`)) return false;
@@ -131,7 +132,7 @@ export function createUpstreamHandler(sim: UpstreamSim, prefix = "/upstream") {
         return send(res, 200, { total: sim.append(n, day) });
       }
       if (action === "/_faults" && req.method === "POST") {
-        sim.setFaults((await readJson(req)) as UpstreamFaults);
+        sim.setFaults((await readJson(req, body)) as UpstreamFaults);
         return send(res, 200, { faults: sim.faults });
       }
       send(res, 404, { error: "not found" });
