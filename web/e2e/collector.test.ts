@@ -40,7 +40,7 @@ describe.skipIf(chromiumMissing)("collector panel in Chromium", () => {
   const contexts: BrowserContext[] = [];
   let taskId = "";
 
-  const open = (token: string) => openDashboard(browser, contexts, s.app.url("/"), token);
+  const open = (token: string, viewport?: { width: number; height: number }) => openDashboard(browser, contexts, s.app.url("/"), token, viewport);
   const apiTask = async () => (await s.ok(TASK, { id: taskId })).collectorTask;
 
   beforeAll(async () => {
@@ -151,5 +151,10 @@ describe.skipIf(chromiumMissing)("collector panel in Chromium", () => {
     expect(await panel.getByText("New collector task").count()).toBe(0);
     expect((await page.locator("button").allTextContents()).filter((b) => /start|stop|reset|create/i.test(b))).toEqual([]);
     await shot(page, "12-collector-viewer");
+    // On a phone: the card fits, the runs table scrolls inside it, never the whole page.
+    const phone = await open(s.tokens.viewer, { width: 390, height: 844 });
+    await waitText(phone.page.locator(`[data-collector-task="${taskId}"]`), "collector-status", "COMPLETED");
+    expect(await phone.page.evaluate(() => document.documentElement.scrollWidth <= window.innerWidth)).toBe(true);
+    await phone.page.locator("section.collector").screenshot({ path: `${ARTIFACTS}/13-collector-phone.png` });
   });
 });
