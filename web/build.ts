@@ -2,7 +2,7 @@
 // clone serves the dashboard and an edited one never serves a stale build. Builds only when
 // web/dist is missing or older than a source file (~3 s); prints the bundle's gzip size.
 import { spawnSync } from "node:child_process";
-import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { gzipSync } from "node:zlib";
@@ -53,12 +53,40 @@ export function bundleSize(): { raw: number; gzip: number } {
   return { raw, gzip };
 }
 
-export function ensureBuild(log = console.log): void {
-  const why = staleReason();
-  if (why) {
-    log(`[web] building the dashboard: ${why}`);
-    build();
+/** Held while building: two browser test files (parallel processes) may both find web/dist stale. */
+const LOCK = join(web, ".build-lock");
+/** Longer than any build: a lock this old was left by a killed one. */
+const LOCK_STALE_MS = 180_000;
+
+function withBuildLock(fn: () => void): void {
+  const nap = new Int32Array(new SharedArrayBuffer(4));
+  for (;;) {
+    try {
+      mkdirSync(LOCK);
+      break;
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== "EEXIST") throw e;
+      const held = statSync(LOCK, { throwIfNoEntry: false });
+      if (held && Date.now() - held.mtimeMs > LOCK_STALE_MS) rmSync(LOCK, { recursive: true, force: true });
+      else Atomics.wait(nap, 0, 0, 200); // a synchronous sleep: the build itself is synchronous
+    }
   }
+  try {
+    fn();
+  } finally {
+    rmSync(LOCK, { recursive: true, force: true });
+  }
+}
+
+export function ensureBuild(log = console.log): void {
+  withBuildLock(() => {
+    // Checked under the lock: a build that finished while we waited made it current.
+    const why = staleReason();
+    if (why) {
+      log(`[web] building the dashboard: ${why}`);
+      build();
+    }
+  });
   const { raw, gzip } = bundleSize();
   log(`[web] dashboard bundle: ${(raw / 1024).toFixed(1)} KB, ${(gzip / 1024).toFixed(1)} KB gzip`);
 }

@@ -3,9 +3,8 @@
 // filters, an admin imports through the UI, a viewer sees no actions, and the page recovers by
 // itself when the server process is killed and started again. Screenshots go to
 // test-artifacts/e2e/. Also checks the production bundle's size.
-import { existsSync, mkdirSync } from "node:fs";
+import { mkdirSync } from "node:fs";
 import { createServer } from "node:net";
-import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Browser, type BrowserContext, chromium, type Page } from "playwright-core";
 import { ClaimKeywordsDocument, ReportCrawlCompleteDocument, ReportPageProgressDocument } from "../../spiders/src/gql/graphql.ts";
@@ -17,25 +16,15 @@ import { createTestDatabase } from "../../server/test/databases.ts";
 import { middayTimeZone, startServer, type TestServer } from "../../server/test/harness.ts";
 import { type ServerProcess, spawnServer } from "../../server/test/process.ts";
 import { bundleSize, ensureBuild } from "../build.ts";
+import { ARTIFACTS, CHROMIUM, CHROMIUM_ARGS, chromiumIsMissing, openDashboard, shot, waitStatus } from "./browser.ts";
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
-const CHROMIUM_ARGS = [
-  "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-  "--disable-background-networking", "--disable-component-update", "--disable-sync",
-];
-const ARTIFACTS = join(import.meta.dirname, "../../test-artifacts/e2e");
 /** The issue's promise: a change made through the API is on screen within 2 s, no reload. */
 const LIVE_MS = 2_000;
 const BUNDLE_LIMIT_KB = 250;
 const STATES = ["IDLE", "CRAWLING", "COMPLETED", "FAILED", "PARTIAL"] as const;
 type Counts = Record<(typeof STATES)[number], number>;
 
-const chromiumMissing = !existsSync(CHROMIUM);
-if (chromiumMissing) {
-  const why = `${CHROMIUM} not found (install Debian's chromium: apt-get install -y chromium)`;
-  if (process.env.CI === "true") throw new Error(`CI=true but the browser test cannot run: ${why}`);
-  console.warn(`[skip] browser end-to-end test skipped: ${why}`);
-}
+const chromiumMissing = chromiumIsMissing();
 
 beforeAll(() => ensureBuild((line) => console.log(line)), 120_000);
 
@@ -70,32 +59,12 @@ async function waitCounts(page: Page, source: string, want: Counts, timeout = LI
   }
 }
 
-const waitStatus = (page: Page, statuses: string[], timeout: number) =>
-  page.waitForFunction((want) => want.includes(document.querySelector('[data-testid="connection"]')?.getAttribute("data-status") ?? ""), statuses, {
-    timeout,
-    polling: 50,
-  });
-
-async function shot(page: Page, name: string) {
-  await page.screenshot({ path: join(ARTIFACTS, `${name}.png`), fullPage: true });
-}
-
 describe.skipIf(chromiumMissing)("dashboard in Chromium", () => {
   let browser: Browser;
   let s: TestServer;
   const contexts: BrowserContext[] = [];
 
-  async function open(token: string | null, viewport = { width: 1280, height: 900 }, url = s.app.url("/")) {
-    const context = await browser.newContext({ viewport });
-    contexts.push(context);
-    if (token) await context.addInitScript((t) => localStorage.setItem("ccp.token", t), token);
-    const page = await context.newPage();
-    const errors: string[] = [];
-    page.on("pageerror", (e) => errors.push(e.message));
-    await page.goto(url);
-    await waitStatus(page, ["live"], 15_000);
-    return { page, errors };
-  }
+  const open = (token: string | null, viewport = { width: 1280, height: 900 }) => openDashboard(browser, contexts, s.app.url("/"), token, viewport);
 
   async function stats(source: string): Promise<Counts> {
     const d = await s.ok(`query($s: ID!) { stats(source: $s) { byStatus { idle crawling completed failed partial } } }`, { s: source });

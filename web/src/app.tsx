@@ -6,6 +6,7 @@ import { ImportForm } from "./admin/import-form.tsx";
 import { TokenForm } from "./admin/token-form.tsx";
 import { loadToken, saveToken } from "./auth/token.ts";
 import { SourceCharts } from "./charts/source-charts.tsx";
+import { CollectorPanel } from "./collector/collector-panel.tsx";
 import { Fleet } from "./fleet/fleet.tsx";
 import { DashboardDocument } from "./gql/graphql.ts";
 import { KeywordsTable } from "./keywords/keywords-table.tsx";
@@ -75,6 +76,7 @@ function Dashboard(props: { live: Live; hasToken: boolean; onToken: (t: string |
           </div>
         </section>
         <Fleet tick={tick} connects={connects} />
+        <CollectorPanel isAdmin={isAdmin} connects={connects} />
         <KeywordsTable sources={sources} isAdmin={isAdmin} tick={tick} connects={connects} />
       </main>
     </>

@@ -34,8 +34,11 @@ export class UpstreamSim {
   /** Data requests received, and per requested offset. */
   requests = 0;
   readonly requestsAt = new Map<number, number>();
-  /** Called with every data request before it is answered (tests change the faults from here). */
-  onRequest?: (offset: number, limit: number) => void;
+  /**
+   * Called with every data request before it is answered (tests change the faults from here); a
+   * promise it returns holds the answer until it settles (a test pausing a run at a chosen batch).
+   */
+  onRequest?: (offset: number, limit: number) => void | Promise<void>;
   private readonly random: () => number;
   private grower?: NodeJS.Timeout;
 
@@ -69,7 +72,7 @@ export class UpstreamSim {
   async answer(offset: number, limit: number): Promise<[number, unknown]> {
     this.requests++;
     this.requestsAt.set(offset, (this.requestsAt.get(offset) ?? 0) + 1);
-    this.onRequest?.(offset, limit);
+    await this.onRequest?.(offset, limit);
     // unref: a long delay (a test holding the upstream) never keeps a process alive by itself.
     if (this.faults.latencyMs > 0) await new Promise((r) => setTimeout(r, this.faults.latencyMs).unref());
     const fr = this.faults.failRange;
