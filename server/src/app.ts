@@ -161,10 +161,20 @@ export async function buildApp(options: BuildAppOptions = {}): Promise<App> {
     },
   });
 
-  const serveWeb = sirv(existsSync(join(webRoot, "dist/index.html")) ? join(webRoot, "dist") : webRoot, {
-    single: true,
-    etag: true,
-  });
+  // The built dashboard (npm start and npm run demo build it first), looked for until it appears.
+  // Without a build: a notice page rather than the raw web/ sources (which a browser cannot run).
+  let dashboard: ReturnType<typeof sirv> | undefined;
+  const serveWeb = (req: IncomingMessage, res: ServerResponse, next: () => void) => {
+    if (!dashboard && existsSync(join(webRoot, "dist/index.html"))) dashboard = sirv(join(webRoot, "dist"), { single: true, etag: true });
+    if (dashboard) return dashboard(req, res, next);
+    res
+      .writeHead(503, { "content-type": "text/html; charset=utf-8" })
+      .end(
+        `<!doctype html><title>Crawl control plane</title><h1>Dashboard not built</h1>` +
+          `<p>Run <code>npm run build:web</code> (<code>npm start</code> builds it before it starts). ` +
+          `The API and GraphiQL are at <a href="${yoga.graphqlEndpoint}">${yoga.graphqlEndpoint}</a>.</p>`,
+      );
+  };
 
   /** A refusal made before GraphQL sees the request, in GraphQL's error shape. */
   function refuse(res: ServerResponse, status: number, message: string) {

@@ -35,9 +35,13 @@ describe("served pages", () => {
   });
 
   it("serves the web page at / and /healthz", async () => {
+    // The built dashboard, or (before `npm run build:web`) a notice saying how to build it.
     const page = await fetch(s.app.url("/"));
-    expect(page.status).toBe(200);
-    expect(await page.text()).toContain("<title>Crawl control plane</title>");
+    const text = await page.text();
+    expect(text).toContain("<title>Crawl control plane</title>");
+    if (page.status === 200) expect(text).toContain('<script type="module"');
+    else expect({ status: page.status, notice: text.includes("Dashboard not built") }).toEqual({ status: 503, notice: true });
+    expect(await (await fetch(s.app.url("/build.ts"))).text()).not.toContain("import");
     expect(await (await fetch(s.app.url("/healthz"))).json()).toEqual({ ok: true });
   });
 });
