@@ -70,6 +70,13 @@ export function useErrorCodes(): Plugin {
       };
       setResult(Array.isArray(result) ? result.map(tag) : tag(result as never));
     },
+    // Yoga answers a body type it cannot parse (text/xml, octet-stream, …) with an empty 415; give
+    // it the GraphQL error shape and a code like every other refusal.
+    onResponse({ response, setResponse, fetchAPI }) {
+      if (response.status !== 415 || response.headers.get("content-type")) return;
+      const body = { errors: [{ message: "unsupported content type: send application/json", extensions: { code: ErrorCode.BAD_USER_INPUT } }] };
+      setResponse(new fetchAPI.Response(JSON.stringify(body), { status: 415, headers: { "content-type": "application/json" } }));
+    },
     onExecute() {
       return {
         onExecuteDone({ result, setResult }) {
