@@ -27,7 +27,7 @@ import { CrawlStore } from "./crawl/store.ts";
 import { openDatabase } from "./db/client.ts";
 import { migrate } from "./db/migrate.ts";
 import { seedSources } from "./db/seed.ts";
-import { apiError, ErrorCode } from "./errors.ts";
+import { apiError, databaseUnavailable, ErrorCode, isDatabaseUnavailable } from "./errors.ts";
 import { openBus } from "./live/bus.ts";
 import { DistributionFeed } from "./live/distribution-feed.ts";
 import { GRAPHIQL_EXAMPLE } from "./graphiql-example.ts";
@@ -125,7 +125,9 @@ export async function buildApp(options: BuildAppOptions = {}): Promise<App> {
 
   async function principalFor(token: string | null): Promise<Principal | null> {
     if (!token) return null;
-    const p = await verifier.verify(token);
+    const p = await verifier.verify(token).catch((e: unknown) => {
+      throw isDatabaseUnavailable(e) ? databaseUnavailable() : e;
+    });
     if (!p) throw apiError(ErrorCode.UNAUTHENTICATED, "unknown or revoked token");
     return p;
   }
