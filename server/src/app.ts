@@ -209,7 +209,9 @@ export async function buildApp(options: BuildAppOptions = {}): Promise<App> {
     });
   }
 
-  const server: Server = createServer(handle);
+  // Slow clients (a body or headers sent a byte at a time) get REQUEST_TIMEOUT_MS in all, checked
+  // every second, then a 408 and a closed socket; they never hold a connection for Node's 5 minutes.
+  const server: Server = createServer({ requestTimeout: config.REQUEST_TIMEOUT_MS, headersTimeout: config.REQUEST_TIMEOUT_MS, connectionsCheckingInterval: 1000 }, handle);
   const websocket = attachWebSocket({
     server,
     yoga,
