@@ -95,6 +95,7 @@ export async function buildApp(options: BuildAppOptions = {}): Promise<App> {
 
   const metrics = new Metrics({
     subscriptions: () => distribution.subscriberCount(),
+    sockets: () => websocket.stats(),
     keywordsByStatus: async () => {
       const rows = [];
       for (const s of await database.reader.source.findMany({ select: { id: true } })) {
@@ -223,6 +224,7 @@ export async function buildApp(options: BuildAppOptions = {}): Promise<App> {
   const scheduler = new Scheduler(store, database, log.child({ role: "scheduler" }), {
     staleSweepCron: config.STALE_SWEEP_CRON,
     timeZone: config.CRAWL_TZ,
+    onRun: (job, outcome, changed) => metrics.jobRun(job, outcome, changed),
   });
 
   let port = 0;
@@ -259,8 +261,10 @@ export async function buildApp(options: BuildAppOptions = {}): Promise<App> {
       await live.close();
       await database.close();
     },
-    runJob(name) {
-      return name === "stale-sweep" ? staleSweep(store, log) : dayRollover(store, log);
+    async runJob(name) {
+      const changed = await (name === "stale-sweep" ? staleSweep(store, log) : dayRollover(store, log));
+      metrics.jobRun(name, "ok", changed);
+      return changed;
     },
   };
 }

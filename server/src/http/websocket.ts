@@ -2,7 +2,7 @@
 // context and limits as HTTP). A token is checked when the socket opens and again for every
 // operation, so a revoked token stops working on a socket that is already open.
 import type { Server } from "node:http";
-import type { GraphQLError } from "graphql";
+import type { DocumentNode, GraphQLError } from "graphql";
 import type { YogaServerInstance } from "graphql-yoga";
 import { useServer } from "graphql-ws/use/ws";
 import { WebSocketServer } from "ws";
@@ -24,6 +24,8 @@ const socketToken = (params: Record<string, unknown> | undefined) =>
 
 export function attachWebSocket({ server, yoga, principalFor, publicReads, maxPayload }: WebSocketOptions) {
   const wss = new WebSocketServer({ server, path: yoga.graphqlEndpoint, maxPayload });
+  /** Operations running, by id, with their root field (for /metrics). */
+  const running = new Map<object, Map<string, string>>();
   const disposable = useServer<Record<string, unknown> | undefined, { principal?: Principal | null }>(
     {
       execute: (args) => (args.rootValue as any).execute(args),
@@ -35,6 +37,12 @@ export function attachWebSocket({ server, yoga, principalFor, publicReads, maxPa
           return false; // unknown or revoked token: the socket closes with 4403 Forbidden
         }
         return publicReads || ctx.extra.principal !== null;
+      },
+      onComplete: (ctx, id) => {
+        running.get(ctx)?.delete(id);
+      },
+      onClose: (ctx) => {
+        running.delete(ctx);
       },
       onSubscribe: async (ctx, _id, params) => {
         try {
@@ -55,6 +63,13 @@ export function attachWebSocket({ server, yoga, principalFor, publicReads, maxPa
             rootValue: { execute, subscribe },
           };
           const errors = validate(args.schema, args.document);
+          if (!errors.length) {
+            const op = (args.document as DocumentNode).definitions.find((d) => d.kind === "OperationDefinition");
+            const first = op && "selectionSet" in op ? op.selectionSet.selections[0] : undefined;
+            const field = first && first.kind === "Field" ? first.name.value : "unknown";
+            if (!running.has(ctx)) running.set(ctx, new Map());
+            running.get(ctx)!.set(_id, field);
+          }
           return errors.length ? errors : args;
         } catch (e) {
           // A refused token or a document that does not parse: an error message, not a closed socket.
@@ -65,6 +80,11 @@ export function attachWebSocket({ server, yoga, principalFor, publicReads, maxPa
     wss,
   );
   return {
+    stats() {
+      const operations: Record<string, number> = {};
+      for (const ops of running.values()) for (const field of ops.values()) operations[field] = (operations[field] ?? 0) + 1;
+      return { sockets: wss.clients.size, operations };
+    },
     async close() {
       await disposable.dispose();
       await new Promise<void>((resolve) => wss.close(() => resolve()));
