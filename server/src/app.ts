@@ -219,6 +219,7 @@ export async function buildApp(options: BuildAppOptions = {}): Promise<App> {
     principalFor,
     publicReads: config.PUBLIC_READS,
     maxPayload: config.MAX_BODY_BYTES,
+    log: log.child({ role: "websocket" }),
   });
 
   const scheduler = new Scheduler(store, database, log.child({ role: "scheduler" }), {

@@ -5,6 +5,7 @@ import type { Server } from "node:http";
 import type { DocumentNode, GraphQLError } from "graphql";
 import type { YogaServerInstance } from "graphql-yoga";
 import { useServer } from "graphql-ws/use/ws";
+import type { Logger } from "pino";
 import { WebSocketServer } from "ws";
 import { bearer, type Principal } from "../auth/tokens.ts";
 
@@ -16,13 +17,15 @@ export interface WebSocketOptions {
   /** Whether a socket without a token may subscribe. */
   publicReads: boolean;
   maxPayload: number;
+  /** Where a client's protocol errors (an oversized or broken frame) are logged. */
+  log?: Logger;
 }
 
 /** The token from graphql-ws connectionParams: `Authorization: Bearer …` (or a bare `token`). */
 const socketToken = (params: Record<string, unknown> | undefined) =>
   bearer((params?.Authorization ?? params?.authorization ?? params?.token) as string | undefined);
 
-export function attachWebSocket({ server, yoga, principalFor, publicReads, maxPayload }: WebSocketOptions) {
+export function attachWebSocket({ server, yoga, principalFor, publicReads, maxPayload, log }: WebSocketOptions) {
   const wss = new WebSocketServer({ server, path: yoga.graphqlEndpoint, maxPayload });
   /** Operations running, by id, with their root field (for /metrics). */
   const running = new Map<object, Map<string, string>>();
@@ -79,6 +82,13 @@ export function attachWebSocket({ server, yoga, principalFor, publicReads, maxPa
     },
     wss,
   );
+  // A client's bad frame (over maxPayload, say) makes ws close that socket (1009, 1002…) and emit
+  // 'error'; graphql-ws would print it unstructured to stderr as an "internal error". It is the
+  // client's: log it as a pino line instead.
+  wss.on("connection", (socket) => {
+    socket.removeAllListeners("error");
+    socket.on("error", (err: Error & { code?: string }) => log?.warn({ err: err.message, code: err.code }, "websocket client error; socket closed"));
+  });
   return {
     stats() {
       const operations: Record<string, number> = {};
