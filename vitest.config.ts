@@ -24,7 +24,7 @@ export default defineConfig({
           name: "node",
           environment: "node",
           // web/e2e: the real browser against the real server, driven from Node.
-          include: ["server/**/*.test.ts", "spiders/**/*.test.ts", "bench/**/*.test.ts", "web/e2e/**/*.test.ts"],
+          include: ["server/**/*.test.ts", "spiders/**/*.test.ts", "bench/**/*.test.ts", "chaos/**/*.test.ts", "web/e2e/**/*.test.ts"],
         },
       },
       {

@@ -27,7 +27,7 @@ import { CrawlStore } from "./crawl/store.ts";
 import { openDatabase } from "./db/client.ts";
 import { migrate } from "./db/migrate.ts";
 import { seedSources } from "./db/seed.ts";
-import { apiError, ErrorCode } from "./errors.ts";
+import { apiError, databaseUnavailable, ErrorCode, isDatabaseUnavailable } from "./errors.ts";
 import { openBus } from "./live/bus.ts";
 import { DistributionFeed } from "./live/distribution-feed.ts";
 import { GRAPHIQL_EXAMPLE } from "./graphiql-example.ts";
@@ -95,6 +95,7 @@ export async function buildApp(options: BuildAppOptions = {}): Promise<App> {
 
   const metrics = new Metrics({
     subscriptions: () => distribution.subscriberCount(),
+    sockets: () => websocket.stats(),
     keywordsByStatus: async () => {
       const rows = [];
       for (const s of await database.reader.source.findMany({ select: { id: true } })) {
@@ -125,7 +126,9 @@ export async function buildApp(options: BuildAppOptions = {}): Promise<App> {
 
   async function principalFor(token: string | null): Promise<Principal | null> {
     if (!token) return null;
-    const p = await verifier.verify(token);
+    const p = await verifier.verify(token).catch((e: unknown) => {
+      throw isDatabaseUnavailable(e) ? databaseUnavailable() : e;
+    });
     if (!p) throw apiError(ErrorCode.UNAUTHENTICATED, "unknown or revoked token");
     return p;
   }
@@ -217,18 +220,22 @@ export async function buildApp(options: BuildAppOptions = {}): Promise<App> {
     });
   }
 
-  const server: Server = createServer(handle);
+  // Slow clients (a body or headers sent a byte at a time) get REQUEST_TIMEOUT_MS in all, checked
+  // every second, then a 408 and a closed socket; they never hold a connection for Node's 5 minutes.
+  const server: Server = createServer({ requestTimeout: config.REQUEST_TIMEOUT_MS, headersTimeout: config.REQUEST_TIMEOUT_MS, connectionsCheckingInterval: 1000 }, handle);
   const websocket = attachWebSocket({
     server,
     yoga,
     principalFor,
     publicReads: config.PUBLIC_READS,
     maxPayload: config.MAX_BODY_BYTES,
+    log: log.child({ role: "websocket" }),
   });
 
   const scheduler = new Scheduler(store, database, log.child({ role: "scheduler" }), {
     staleSweepCron: config.STALE_SWEEP_CRON,
     timeZone: config.CRAWL_TZ,
+    onRun: (job, outcome, changed) => metrics.jobRun(job, outcome, changed),
   });
 
   let port = 0;
@@ -265,8 +272,10 @@ export async function buildApp(options: BuildAppOptions = {}): Promise<App> {
       await live.close();
       await database.close();
     },
-    runJob(name) {
-      return name === "stale-sweep" ? staleSweep(store, log) : dayRollover(store, log);
+    async runJob(name) {
+      const changed = await (name === "stale-sweep" ? staleSweep(store, log) : dayRollover(store, log));
+      metrics.jobRun(name, "ok", changed);
+      return changed;
     },
   };
 }

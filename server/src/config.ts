@@ -52,6 +52,8 @@ const schema = z.object({
   CORS_ORIGINS: z.string().default(""),
   /** Largest accepted request body, bytes. @default 1048576 (1 MiB) */
   MAX_BODY_BYTES: z.coerce.number().int().min(1024).default(1024 * 1024),
+  /** Longest time a client may take to send a whole request, headers and body (slow clients are cut off). */
+  REQUEST_TIMEOUT_MS: z.coerce.number().int().min(1000).max(600_000).default(30_000),
   /** Deepest accepted query. @default 12 */
   MAX_QUERY_DEPTH: z.coerce.number().int().min(2).default(12),
   /** Largest accepted query cost (graphql-armor cost model). @default 5000 */

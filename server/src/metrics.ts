@@ -33,6 +33,31 @@ export class Metrics {
     labelNames: ["job", "source"] as const,
     registers: [this.registry],
   });
+  private jobRuns = new Counter({
+    name: "crawl_job_runs_total",
+    help: "Scheduled job runs (stale sweep, day rollover) by outcome: ok, error, or skipped (another instance took the tick).",
+    labelNames: ["job", "outcome"] as const,
+    registers: [this.registry],
+  });
+  private jobChanged = new Gauge({
+    name: "crawl_job_last_run_keywords",
+    help: "Keywords the last run of each scheduled job changed.",
+    labelNames: ["job"] as const,
+    registers: [this.registry],
+  });
+  private jobLastRun = new Gauge({
+    name: "crawl_job_last_run_timestamp_seconds",
+    help: "When each scheduled job last ran (Unix time).",
+    labelNames: ["job", "outcome"] as const,
+    registers: [this.registry],
+  });
+  readonly claimDuration = new Histogram({
+    name: "crawl_claim_duration_seconds",
+    help: "claimKeywords over HTTP, from execution start to the answer, by outcome.",
+    labelNames: ["outcome"] as const,
+    buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
+    registers: [this.registry],
+  });
   readonly operations = new Histogram({
     name: "graphql_operation_duration_seconds",
     help: "GraphQL operations over HTTP, by root field (e.g. claimKeywords).",
@@ -41,7 +66,12 @@ export class Metrics {
     registers: [this.registry],
   });
 
-  constructor(opts: { subscriptions: () => number; keywordsByStatus: () => Promise<{ source: string; status: string; n: number }[]> }) {
+  constructor(opts: {
+    subscriptions: () => number;
+    /** Open graphql-ws sockets and the operations running on them, by root field. */
+    sockets?: () => { sockets: number; operations: Record<string, number> };
+    keywordsByStatus: () => Promise<{ source: string; status: string; n: number }[]>;
+  }) {
     collectDefaultMetrics({ register: this.registry });
     new Gauge({
       name: "graphql_ws_subscriptions",
@@ -49,6 +79,24 @@ export class Metrics {
       registers: [this.registry],
       collect() {
         this.set(opts.subscriptions());
+      },
+    });
+    new Gauge({
+      name: "graphql_ws_connections",
+      help: "Open graphql-ws sockets on this instance.",
+      registers: [this.registry],
+      collect() {
+        this.set(opts.sockets?.().sockets ?? 0);
+      },
+    });
+    new Gauge({
+      name: "graphql_ws_operations",
+      help: "Subscriptions running on this instance's graphql-ws sockets, by root field.",
+      labelNames: ["field"] as const,
+      registers: [this.registry],
+      collect() {
+        this.reset();
+        for (const [field, n] of Object.entries(opts.sockets?.().operations ?? {})) this.set({ field }, n);
       },
     });
     new Gauge({
@@ -73,9 +121,17 @@ export class Metrics {
     if (change.pageReports) this.pageReports.inc({ source: change.sourceId }, change.pageReports);
   }
 
+  /** A scheduled job's run: its outcome and how many keywords it changed. */
+  jobRun(job: string, outcome: "ok" | "error" | "skipped", changed?: number): void {
+    this.jobRuns.inc({ job, outcome });
+    this.jobLastRun.set({ job, outcome }, Date.now() / 1000);
+    if (changed !== undefined) this.jobChanged.set({ job }, changed);
+  }
+
   /** Yoga plugin timing each operation by its first root field. */
   plugin(): Plugin {
     const histogram = this.operations;
+    const claims = this.claimDuration;
     return {
       onExecute({ args }) {
         const doc = args.document as DocumentNode;
@@ -83,10 +139,12 @@ export class Metrics {
         const first = op?.selectionSet.selections.find((sel) => sel.kind === Kind.FIELD);
         const field = first && first.kind === Kind.FIELD ? first.name.value : "unknown";
         const end = histogram.startTimer({ field, type: op?.operation ?? "unknown" });
+        const endClaim = field === "claimKeywords" ? claims.startTimer() : undefined;
         return {
           onExecuteDone({ result }) {
             const failed = "errors" in result && Boolean((result as { errors?: unknown[] }).errors?.length);
             end({ outcome: failed ? "error" : "ok" });
+            endClaim?.({ outcome: failed ? "error" : "ok" });
           },
         };
       },

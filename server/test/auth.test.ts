@@ -109,6 +109,14 @@ describe.each(await testProviders())("access control on %s", (provider) => {
     expect(((await r.json()) as any).errors[0].extensions.code).toBe("BAD_USER_INPUT");
   });
 
+  it("a body type GraphQL does not take (XML, octet-stream) is a 415 with a JSON error and a code", async () => {
+    for (const type of ["application/xml", "application/octet-stream"]) {
+      const r = await fetch(s.app.url(), { method: "POST", headers: { "content-type": type }, body: "<query/>" });
+      expect(r.status).toBe(415);
+      expect(((await r.json()) as any).errors[0].extensions.code).toBe("BAD_USER_INPUT");
+    }
+  });
+
   it("a token revoked while its socket is open cannot start new subscriptions", async () => {
     const { createToken, Role } = await import("../src/auth/tokens.ts");
     const { token, row } = await createToken(s.app.services.database, Role.VIEWER, "socket");

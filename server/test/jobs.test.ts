@@ -45,6 +45,11 @@ describe.each(await testProviders())("scheduled jobs on %s", (provider) => {
       expect(events.keyword.events[0]).toEqual({ from: "CRAWLING", to: "PARTIAL", reason: "stale" });
       const [r] = (await s.ok(ClaimKeywordsDocument, { source: "qcwy", crawlerId: "second", limit: 1 }, s.tokens.spider)).claimKeywords;
       expect(r).toMatchObject({ startPage: 2, resumed: true, keyword: { id: c!.keyword.id, jobsFound: 9 } });
+      // /metrics counts the cron's runs and what the sweeps changed.
+      const metrics = await (await fetch(s.app.url("/metrics"))).text();
+      expect(metrics).toMatch(/crawl_job_runs_total\{job="stale-sweep",outcome="ok"\} [1-9]/);
+      expect(metrics).toContain('crawl_sweep_keywords_total{job="stale",source="qcwy"} 1');
+      expect(metrics).toMatch(/crawl_job_last_run_keywords\{job="stale-sweep"\} [01]/);
     });
   });
 

@@ -1,7 +1,9 @@
 // /metrics exposes what the state machine did, in Prometheus text format.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ClaimKeywordsDocument, ReportPageProgressDocument } from "../../spiders/src/gql/graphql.ts";
-import { startServer, type TestServer } from "./harness.ts";
+import { ageHeartbeat, startServer, type TestServer } from "./harness.ts";
+import { spawnServer } from "./process.ts";
+import { createTestDatabase } from "./databases.ts";
 
 describe("/metrics", () => {
   let s: TestServer;
@@ -27,5 +29,50 @@ describe("/metrics", () => {
     expect(text).toContain('crawl_keywords{source="boss",status="COMPLETED"} 1');
     expect(text).toContain('crawl_keywords{source="boss",status="IDLE"} 1');
     expect(text).toContain("process_cpu_seconds_total");
+  });
+
+  it("times claims, counts sweeps and their results, and counts live sockets and subscriptions by field", async () => {
+    await s.importKeywords("qcwy", ["杭州"], ["Go"]);
+    const [c] = (await s.ok(ClaimKeywordsDocument, { source: "qcwy", crawlerId: "m2", limit: 1 }, s.tokens.spider)).claimKeywords;
+    await ageHeartbeat(s, c!.keyword.id, 3600);
+    expect(await s.app.runJob("stale-sweep")).toBe(1);
+    const client = s.ws();
+    const seen: unknown[] = [];
+    const stop = [
+      client.subscribe({ query: `subscription { keywordChanged { id } }` }, { next: (v) => seen.push(v), error: () => {}, complete: () => {} }),
+      client.subscribe({ query: `subscription { crawlStatusDistribution(source: "boss") { total } }` }, { next: (v) => seen.push(v), error: () => {}, complete: () => {} }),
+    ];
+    while (seen.length < 1) await new Promise((r) => setTimeout(r, 20)); // the distribution's first value: the socket is up
+    const text = await (await fetch(s.app.url("/metrics"))).text();
+    expect(text).toMatch(/crawl_claim_duration_seconds_count\{outcome="ok"\} [1-9]/);
+    expect(text).toContain('crawl_sweep_keywords_total{job="stale",source="qcwy"} 1');
+    expect(text).toContain('crawl_transitions_total{source="qcwy",from="CRAWLING",to="PARTIAL",reason="stale"} 1');
+    expect(text).toContain('crawl_job_runs_total{job="stale-sweep",outcome="ok"} 1');
+    expect(text).toContain('crawl_job_last_run_keywords{job="stale-sweep"} 1');
+    expect(text).toContain("graphql_ws_connections 1");
+    expect(text).toContain('graphql_ws_operations{field="keywordChanged"} 1');
+    expect(text).toContain('graphql_ws_operations{field="crawlStatusDistribution"} 1');
+    expect(text).toContain("graphql_ws_subscriptions 1");
+    for (const f of stop) f();
+  });
+});
+
+describe("logs", () => {
+  it("are structured: every line the server writes is a pino JSON object with level, time, name and msg", async () => {
+    const tdb = await createTestDatabase("sqlite");
+    const server = await spawnServer({ DATABASE_URL: tdb.url });
+    try {
+      await fetch(server.url, { method: "POST", headers: { "content-type": "application/json" }, body: "{ broken" });
+      const lines = server.output().split("\n").filter(Boolean);
+      expect(lines.length).toBeGreaterThan(0);
+      for (const line of lines) {
+        const entry = JSON.parse(line);
+        expect(entry).toMatchObject({ level: expect.any(Number), time: expect.any(Number), name: "crawl-control-plane", msg: expect.any(String) });
+      }
+      expect(lines.some((l) => JSON.parse(l).msg.includes("listening"))).toBe(true);
+    } finally {
+      await server.kill();
+      await tdb.drop();
+    }
   });
 });

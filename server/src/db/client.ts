@@ -207,6 +207,13 @@ async function openPostgres(url: string, { poolMax = 20 }: OpenOptions): Promise
     async transaction(fn) {
       const client = await pool.connect();
       let broken = false;
+      // A connection that dies while checked out (backend terminated, server restart) emits
+      // 'error' on the client, not on the pool: without a listener that error crashes the process.
+      // The statement in flight fails on its own; the connection is dropped at release.
+      const onError = () => {
+        broken = true;
+      };
+      client.on("error", onError);
       const run = (sql: Prisma.Sql) => client.query(sql.text, sql.values.map(pgValue));
       try {
         await client.query("BEGIN");
@@ -222,6 +229,7 @@ async function openPostgres(url: string, { poolMax = 20 }: OpenOptions): Promise
         });
         throw e;
       } finally {
+        client.removeListener("error", onError);
         client.release(broken);
       }
     },

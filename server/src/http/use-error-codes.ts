@@ -3,7 +3,7 @@
 // plugin names them, before Yoga's error masking sees them.
 import type { GraphQLError } from "graphql";
 import { createGraphQLError, isAsyncIterable, type Plugin } from "graphql-yoga";
-import { ErrorCode } from "../errors.ts";
+import { databaseUnavailable, ErrorCode, isDatabaseUnavailable } from "../errors.ts";
 
 /** Codes graphql-js's own errors get (the names Apollo made common). */
 export const GraphQLErrorCode = {
@@ -21,6 +21,11 @@ function withCode(error: GraphQLError, code: string): GraphQLError {
     path: error.path,
     extensions: { ...error.extensions, code },
   });
+}
+
+/** The error's place in the document and result, on a replacement error. */
+function withPath(replacement: GraphQLError, original: GraphQLError): GraphQLError {
+  return createGraphQLError(replacement.message, { nodes: original.nodes, path: original.path, extensions: replacement.extensions });
 }
 
 /** Keep the HTTP status Yoga chose for the original error. */
@@ -70,13 +75,25 @@ export function useErrorCodes(): Plugin {
       };
       setResult(Array.isArray(result) ? result.map(tag) : tag(result as never));
     },
+    // Yoga answers a body type it cannot parse (text/xml, octet-stream, …) with an empty 415; give
+    // it the GraphQL error shape and a code like every other refusal.
+    onResponse({ response, setResponse, fetchAPI }) {
+      if (response.status !== 415 || response.headers.get("content-type")) return;
+      const body = { errors: [{ message: "unsupported content type: send application/json", extensions: { code: ErrorCode.BAD_USER_INPUT } }] };
+      setResponse(new fetchAPI.Response(JSON.stringify(body), { status: 415, headers: { "content-type": "application/json" } }));
+    },
     onExecute() {
       return {
         onExecuteDone({ result, setResult }) {
           if (isAsyncIterable(result) || !result.errors?.length) return;
           setResult({
             ...result,
-            errors: result.errors.map((e) => (e.extensions?.code ? e : codeFor(e, "") ? withCode(e, codeFor(e, "")) : e)),
+            errors: result.errors.map((e) => {
+              if (e.extensions?.code) return e;
+              // A lost connection or a lock held elsewhere: a retryable 503, not a masked fault.
+              if (isDatabaseUnavailable(e.originalError)) return withPath(databaseUnavailable(), e);
+              return codeFor(e, "") ? withCode(e, codeFor(e, "")) : e;
+            }),
           });
         },
       };

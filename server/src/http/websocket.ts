@@ -2,9 +2,10 @@
 // context and limits as HTTP). A token is checked when the socket opens and again for every
 // operation, so a revoked token stops working on a socket that is already open.
 import type { Server } from "node:http";
-import type { GraphQLError } from "graphql";
+import type { DocumentNode, GraphQLError } from "graphql";
 import type { YogaServerInstance } from "graphql-yoga";
 import { useServer } from "graphql-ws/use/ws";
+import type { Logger } from "pino";
 import { WebSocketServer } from "ws";
 import { bearer, type Principal } from "../auth/tokens.ts";
 
@@ -16,14 +17,18 @@ export interface WebSocketOptions {
   /** Whether a socket without a token may subscribe. */
   publicReads: boolean;
   maxPayload: number;
+  /** Where a client's protocol errors (an oversized or broken frame) are logged. */
+  log?: Logger;
 }
 
 /** The token from graphql-ws connectionParams: `Authorization: Bearer …` (or a bare `token`). */
 const socketToken = (params: Record<string, unknown> | undefined) =>
   bearer((params?.Authorization ?? params?.authorization ?? params?.token) as string | undefined);
 
-export function attachWebSocket({ server, yoga, principalFor, publicReads, maxPayload }: WebSocketOptions) {
+export function attachWebSocket({ server, yoga, principalFor, publicReads, maxPayload, log }: WebSocketOptions) {
   const wss = new WebSocketServer({ server, path: yoga.graphqlEndpoint, maxPayload });
+  /** Operations running, by id, with their root field (for /metrics). */
+  const running = new Map<object, Map<string, string>>();
   const disposable = useServer<Record<string, unknown> | undefined, { principal?: Principal | null }>(
     {
       execute: (args) => (args.rootValue as any).execute(args),
@@ -35,6 +40,12 @@ export function attachWebSocket({ server, yoga, principalFor, publicReads, maxPa
           return false; // unknown or revoked token: the socket closes with 4403 Forbidden
         }
         return publicReads || ctx.extra.principal !== null;
+      },
+      onComplete: (ctx, id) => {
+        running.get(ctx)?.delete(id);
+      },
+      onClose: (ctx) => {
+        running.delete(ctx);
       },
       onSubscribe: async (ctx, _id, params) => {
         try {
@@ -55,6 +66,13 @@ export function attachWebSocket({ server, yoga, principalFor, publicReads, maxPa
             rootValue: { execute, subscribe },
           };
           const errors = validate(args.schema, args.document);
+          if (!errors.length) {
+            const op = (args.document as DocumentNode).definitions.find((d) => d.kind === "OperationDefinition");
+            const first = op && "selectionSet" in op ? op.selectionSet.selections[0] : undefined;
+            const field = first && first.kind === "Field" ? first.name.value : "unknown";
+            if (!running.has(ctx)) running.set(ctx, new Map());
+            running.get(ctx)!.set(_id, field);
+          }
           return errors.length ? errors : args;
         } catch (e) {
           // A refused token or a document that does not parse: an error message, not a closed socket.
@@ -64,7 +82,19 @@ export function attachWebSocket({ server, yoga, principalFor, publicReads, maxPa
     },
     wss,
   );
+  // A client's bad frame (over maxPayload, say) makes ws close that socket (1009, 1002…) and emit
+  // 'error'; graphql-ws would print it unstructured to stderr as an "internal error". It is the
+  // client's: log it as a pino line instead.
+  wss.on("connection", (socket) => {
+    socket.removeAllListeners("error");
+    socket.on("error", (err: Error & { code?: string }) => log?.warn({ err: err.message, code: err.code }, "websocket client error; socket closed"));
+  });
   return {
+    stats() {
+      const operations: Record<string, number> = {};
+      for (const ops of running.values()) for (const field of ops.values()) operations[field] = (operations[field] ?? 0) + 1;
+      return { sockets: wss.clients.size, operations };
+    },
     async close() {
       await disposable.dispose();
       await new Promise<void>((resolve) => wss.close(() => resolve()));

@@ -12,6 +12,8 @@ import { claimTick, instanceId } from "./tick-lease.ts";
 export interface SchedulerOptions {
   staleSweepCron: string;
   timeZone: string;
+  /** Told of every tick: the outcome, and the keywords changed when it ran here. */
+  onRun?: (job: string, outcome: "ok" | "error" | "skipped", changed?: number) => void;
 }
 
 export class Scheduler {
@@ -33,11 +35,16 @@ export class Scheduler {
       const p = (async () => {
         if (!(await claimTick(this.database, name, tick))) {
           this.log.debug({ job: name, tick, instance: instanceId }, "tick taken by another instance");
+          this.options.onRun?.(name, "skipped");
           return;
         }
         this.log.debug({ job: name, tick, instance: instanceId }, "tick won");
-        await fn();
-      })().catch((err) => this.log.error({ err, job: name }, "scheduled job failed; retrying at the next tick"));
+        const changed = await fn();
+        this.options.onRun?.(name, "ok", typeof changed === "number" ? changed : undefined);
+      })().catch((err) => {
+        this.options.onRun?.(name, "error");
+        this.log.error({ err, job: name }, "scheduled job failed; retrying at the next tick");
+      });
       this.running.add(p);
       try {
         await p;

@@ -2,6 +2,7 @@
 // feeds listen. In-process by default; with REDIS_URL it is Redis pub/sub
 // (@graphql-yoga/redis-event-target), so a subscriber on one instance sees changes made through
 // another. Every instance then hears every change, its own included, through Redis.
+import { setMaxListeners } from "node:events";
 import { createPubSub, type PubSub } from "graphql-yoga";
 import { createRedisEventTarget } from "@graphql-yoga/redis-event-target";
 import { Redis } from "ioredis";
@@ -39,7 +40,12 @@ export interface BusOptions {
 
 export async function openBus(options: BusOptions): Promise<LiveBus> {
   if (!options.redisUrl) {
-    return { bus: createPubSub<BusTopics>(), kind: "memory", ready: async () => {}, onResync: () => {}, close: async () => {} };
+    // Every live subscription listens on this target: many subscribers are normal, not a leak, so
+    // no MaxListenersExceededWarning at the 11th.
+    const target = new EventTarget();
+    setMaxListeners(0, target);
+    const bus = createPubSub<BusTopics>({ eventTarget: target as never });
+    return { bus, kind: "memory", ready: async () => {}, onResync: () => {}, close: async () => {} };
   }
   return openRedisBus(options.redisUrl, options);
 }

@@ -29,16 +29,18 @@ const vars = { keywordId: "1", leaseToken: "l" };
 const ok: Answer = [200, { data: { heartbeat: { id: "1" } } }];
 
 describe("ServerClient", () => {
-  it("retries 5xx, non-JSON answers and masked internal errors until an answer comes", async () => {
+  it("retries 5xx, non-JSON answers, masked internal errors and DATABASE_UNAVAILABLE until an answer comes", async () => {
     const { url, seen } = await scripted([
       [503, { error: "down" }],
       [502, "<html>"],
       [200, { errors: [{ message: "Unexpected error.", extensions: { code: "INTERNAL_SERVER_ERROR" } }] }],
       [200, { errors: [{ message: "Unexpected error." }] }],
+      [503, { errors: [{ message: "the database is unavailable right now", extensions: { code: "DATABASE_UNAVAILABLE" } }] }],
+      [200, { errors: [{ message: "the database is unavailable right now", extensions: { code: "DATABASE_UNAVAILABLE" } }] }],
       ok,
     ]);
     expect(await client(url).request(HeartbeatDocument, vars)).toEqual({ heartbeat: { id: "1" } });
-    expect(seen.requests).toBe(5);
+    expect(seen.requests).toBe(7);
   });
 
   it("an error with a code is the server's answer: thrown at once as ApiError", async () => {

@@ -32,10 +32,11 @@ export interface ServerClientOptions extends Backoff {
 }
 
 /**
- * Errors worth retrying: a masked internal fault (no code, or Yoga's INTERNAL_SERVER_ERROR). Every
+ * Errors worth retrying: a masked internal fault (no code, or Yoga's INTERNAL_SERVER_ERROR) and
+ * DATABASE_UNAVAILABLE (also sent with HTTP 503). Every
  * other code (LEASE_LOST, BAD_USER_INPUT, GRAPHQL_VALIDATION_FAILED, …) is the server's answer.
  */
-const TRANSIENT = new Set(["", "INTERNAL_SERVER_ERROR"]);
+const TRANSIENT = new Set(["", "INTERNAL_SERVER_ERROR", "DATABASE_UNAVAILABLE"]);
 
 export class ServerClient {
   constructor(private readonly opts: ServerClientOptions) {}
