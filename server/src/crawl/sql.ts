@@ -38,10 +38,10 @@ export interface LoadedKeyword {
  * queue instead of all but one losing the compare-and-set; SQLite runs one write transaction at a
  * time anyway.
  */
-export async function loadKeyword(tx: SqlTx, provider: Provider, keywordId: number, today: string, page: number | null) {
+export async function loadKeyword(tx: SqlTx, provider: Provider, keywordId: number, today: string, page: number | null, locked = false) {
   // Lock in a statement of its own: under READ COMMITTED a statement that waited for the lock
   // re-reads the locked row but not the rows joined to it, so the page report must be read after.
-  if (provider === "postgres") await tx.query(Prisma.sql`SELECT 1 FROM "Keyword" WHERE "id" = ${keywordId} FOR UPDATE`);
+  if (provider === "postgres" && !locked) await lockKeywords(tx, [keywordId]);
   const rows = await tx.query<Keyword & { s_maxPages: number; s_maxRetries: number; s_stale: number; p_jobs: number | null }>(Prisma.sql`
     SELECT k.*, s."maxPages" AS "s_maxPages", s."maxRetries" AS "s_maxRetries", s."staleAfterSeconds" AS "s_stale",
            p."jobsFound" AS "p_jobs"
@@ -57,6 +57,15 @@ export async function loadKeyword(tx: SqlTx, provider: Provider, keywordId: numb
     source: { id: keyword.sourceId, maxPages: s_maxPages, maxRetries: s_maxRetries, staleAfterSeconds: s_stale },
     previousJobsOnPage: p_jobs,
   } satisfies LoadedKeyword;
+}
+
+/**
+ * PostgreSQL: lock keyword rows for the transaction, in id order (so two batches over the same
+ * keywords queue instead of deadlocking). SQLite's single writer needs no lock.
+ */
+export async function lockKeywords(tx: SqlTx, ids: number[]) {
+  const sorted = [...new Set(ids)].sort((a, b) => a - b);
+  await tx.query(Prisma.sql`SELECT 1 FROM "Keyword" WHERE "id" IN (${Prisma.join(sorted)}) ORDER BY "id" FOR UPDATE`);
 }
 
 /** Compare-and-set: writes `patch` only if the row still has `version`. Returns rows changed (0 or 1). */

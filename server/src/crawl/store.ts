@@ -55,6 +55,43 @@ const newLeaseToken = () => randomBytes(18).toString("base64url");
 
 class CasConflict extends Error {}
 
+export interface ProgressInput {
+  keywordId: number;
+  leaseToken: string;
+  page: number;
+  totalPages?: number | null;
+  jobsFound: number;
+}
+export interface CompleteInput {
+  keywordId: number;
+  leaseToken: string;
+  status: CrawlStatus;
+  errorMessage?: string | null;
+}
+/** One item of a batch: the keyword after the event, or why it was refused (nothing written). */
+export interface BatchResult {
+  keywordId: number;
+  keyword?: Keyword;
+  error?: { code: string; message: string };
+}
+
+const errorOf = (e: { message: string; extensions: Record<string, unknown> }) => ({ code: String(e.extensions.code), message: e.message });
+
+const progressEvent = (input: ProgressInput, at: { now: Date; today: string }, previousJobsOnPage: number | null): CrawlEventInput => ({
+  type: "PROGRESS",
+  leaseToken: input.leaseToken,
+  page: input.page,
+  totalPages: input.totalPages,
+  jobsOnPage: input.jobsFound,
+  previousJobsOnPage,
+  ...at,
+});
+
+const completeEvent = (input: CompleteInput, at: { now: Date; today: string }): CrawlEventInput =>
+  input.status === CrawlStatus.COMPLETED
+    ? { type: "COMPLETE", leaseToken: input.leaseToken, ...at }
+    : { type: "FAIL", leaseToken: input.leaseToken, errorMessage: input.errorMessage ?? "", ...at };
+
 export class CrawlStore {
   private listeners = new Set<ChangeListener>();
 
@@ -134,6 +171,57 @@ export class CrawlStore {
   }
 
   /**
+   * Run one event against each of several keywords in ONE transaction (a batch of reports or
+   * completions). Each item is decided on what the transaction read, after the items before it;
+   * a refused item changes nothing and gets its typed error, the others commit together.
+   */
+  private async transitionMany<I extends { keywordId: number }>(
+    items: I[],
+    makeEvent: (item: I, kw: Keyword, at: { now: Date; today: string }, previousJobsOnPage: number | null) => CrawlEventInput,
+    pageOf: (item: I) => number | null = () => null,
+  ): Promise<BatchResult[]> {
+    if (!items.length) return [];
+    const now = this.calendar.now();
+    const today = this.calendar.today();
+    const logs = new Map<string, Journal>();
+    const results = await this.db.transaction(async (tx) => {
+      if (this.db.provider === "postgres") await sql.lockKeywords(tx, items.map((i) => i.keywordId));
+      const out: BatchResult[] = [];
+      for (const item of items) {
+        const loaded = await sql.loadKeyword(tx, this.db.provider, item.keywordId, today, pageOf(item), true);
+        if (!loaded) {
+          out.push({ keywordId: item.keywordId, error: errorOf(notFound(`keyword ${item.keywordId} does not exist`)) });
+          continue;
+        }
+        const { keyword: row, source, previousJobsOnPage } = loaded;
+        const d = decide(row, source, makeEvent(item, row, { now, today }, previousJobsOnPage));
+        if (!d.ok) {
+          out.push({ keywordId: item.keywordId, error: { code: d.code, message: d.message } });
+          continue;
+        }
+        let log = logs.get(row.sourceId);
+        if (!log) logs.set(row.sourceId, (log = journal(row.sourceId)));
+        // The rows are ours (locked, or SQLite's single writer): the compare-and-set cannot lose.
+        out.push({ keywordId: item.keywordId, keyword: await this.apply(tx, row, d, row.crawlerId, today, now, log) });
+      }
+      for (const log of logs.values()) await this.settle(tx, log);
+      return out;
+    });
+    for (const log of logs.values()) if (log.keywordIds.length) this.emit(log);
+    return results;
+  }
+
+  /** Several page reports in one transaction; per-item keyword or error (see reportPageProgress). */
+  reportPagesProgress(inputs: ProgressInput[]) {
+    return this.transitionMany(inputs, (input, _kw, at, previousJobsOnPage) => progressEvent(input, at, previousJobsOnPage), (i) => i.page);
+  }
+
+  /** Several completions in one transaction; per-item keyword or error (see complete). */
+  completeMany(inputs: CompleteInput[]) {
+    return this.transitionMany(inputs, (input, _kw, at) => completeEvent(input, at));
+  }
+
+  /**
    * Claim up to `limit` keywords of a source, atomically: PARTIAL first (resume), then FAILED with
    * retries left, then fresh keywords, least recently requested first.
    */
@@ -178,31 +266,15 @@ export class CrawlStore {
     return claims;
   }
 
-  reportPageProgress(input: { keywordId: number; leaseToken: string; page: number; totalPages?: number | null; jobsFound: number }) {
-    return this.transition(
-      input.keywordId,
-      (_kw, at, previousJobsOnPage) => ({
-        type: "PROGRESS",
-        leaseToken: input.leaseToken,
-        page: input.page,
-        totalPages: input.totalPages,
-        jobsOnPage: input.jobsFound,
-        previousJobsOnPage,
-        ...at,
-      }),
-      { page: input.page },
-    );
+  reportPageProgress(input: ProgressInput) {
+    return this.transition(input.keywordId, (_kw, at, previousJobsOnPage) => progressEvent(input, at, previousJobsOnPage), { page: input.page });
   }
 
-  complete(input: { keywordId: number; leaseToken: string; status: CrawlStatus; errorMessage?: string | null }) {
+  complete(input: CompleteInput) {
     if (input.status !== CrawlStatus.COMPLETED && input.status !== CrawlStatus.FAILED) {
       return Promise.reject(apiError(ErrorCode.BAD_USER_INPUT, `status must be COMPLETED or FAILED, not ${input.status}`));
     }
-    return this.transition(input.keywordId, (_kw, at) =>
-      input.status === CrawlStatus.COMPLETED
-        ? { type: "COMPLETE", leaseToken: input.leaseToken, ...at }
-        : { type: "FAIL", leaseToken: input.leaseToken, errorMessage: input.errorMessage ?? "", ...at },
-    );
+    return this.transition(input.keywordId, (_kw, at) => completeEvent(input, at));
   }
 
   release(keywordId: number, leaseToken: string) {
