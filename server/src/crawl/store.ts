@@ -109,25 +109,37 @@ export class CrawlStore {
     for (const l of this.listeners) l(change);
   }
 
-  /** Write one accepted decision: CAS update, page report, event. Throws CasConflict if raced. */
-  private async apply(tx: SqlTx, kw: Keyword, d: Accepted, crawlerId: string, today: string, now: Date, log: Journal): Promise<Keyword> {
+  /**
+   * Write one accepted decision: CAS update, page report, event. Throws CasConflict if raced.
+   * `alone`: this is the transaction's only keyword write, so its counters go with it (on
+   * PostgreSQL in the same statement) instead of in settle().
+   */
+  private async apply(
+    tx: SqlTx, kw: Keyword, d: Accepted, crawlerId: string, today: string, now: Date, log: Journal, alone = false,
+  ): Promise<Keyword> {
     if (Object.keys(d.patch).length === 0) return kw;
     const provider = this.db.provider;
-    if ((await sql.updateKeyword(tx, provider, kw.id, kw.version, d.patch, now)) !== 1) throw new CasConflict();
-    if (d.dropPageReports) await sql.deletePageReports(tx, kw.id, today);
-    if (d.pageReport) {
-      await sql.upsertPageReport(tx, { keywordId: kw.id, sourceId: kw.sourceId, crawlDate: today, ...d.pageReport, crawlerId, at: now });
-    }
-    if (d.from !== d.to) {
-      await sql.insertEvent(tx, provider, {
-        keywordId: kw.id, sourceId: kw.sourceId, crawlDate: today, from: d.from, to: d.to, reason: d.reason, crawlerId, at: now,
-      });
-    }
     const after = { ...kw, ...(d.patch as Partial<Keyword>), version: kw.version + 1, updatedAt: now };
+    const deltas = counterDeltas(kw, after, today);
+    const event = d.from !== d.to ? { sourceId: kw.sourceId, crawlDate: today, from: d.from, to: d.to, reason: d.reason, crawlerId } : undefined;
+    const pageReport = d.pageReport ? { sourceId: kw.sourceId, crawlDate: today, ...d.pageReport, crawlerId } : undefined;
+    if (provider === "postgres" && !d.dropPageReports) {
+      // One round trip for the whole write.
+      const counters = alone ? { sourceId: kw.sourceId, deltas: mergeDeltas(deltas) } : undefined;
+      if ((await sql.writeKeywordPostgres(tx, { id: kw.id, version: kw.version, patch: d.patch, now, pageReport, event, counters })) !== 1) {
+        throw new CasConflict();
+      }
+      if (!alone) log.counters.push(...deltas);
+    } else {
+      if ((await sql.updateKeyword(tx, provider, kw.id, kw.version, d.patch, now)) !== 1) throw new CasConflict();
+      if (d.dropPageReports) await sql.deletePageReports(tx, kw.id, today);
+      if (pageReport) await sql.upsertPageReport(tx, { keywordId: kw.id, ...pageReport, at: now });
+      if (event) await sql.insertEvent(tx, provider, { keywordId: kw.id, ...event, at: now });
+      log.counters.push(...deltas);
+    }
     log.keywordIds.push(kw.id);
     if (d.pageReport) log.pageReports++;
-    if (d.from !== d.to) log.transitions.push({ from: d.from, to: d.to, reason: d.reason, crawlerId });
-    log.counters.push(...counterDeltas(kw, after, today));
+    if (event) log.transitions.push({ from: d.from, to: d.to, reason: d.reason, crawlerId });
     return after;
   }
 
@@ -157,7 +169,7 @@ export class CrawlStore {
           const d = decide(row, source, makeEvent(row, { now, today }, previousJobsOnPage));
           if (!d.ok) throw apiError(d.code, d.message, { keywordId: String(keywordId) });
           const log = journal(row.sourceId);
-          const kw = await this.apply(tx, row, d, row.crawlerId, today, now, log);
+          const kw = await this.apply(tx, row, d, row.crawlerId, today, now, log, true);
           await this.settle(tx, log);
           return { kw, log };
         });
@@ -235,28 +247,34 @@ export class CrawlStore {
       if (!source) throw notFound(`source "${sourceId}" does not exist`);
       if (!source.enabled) return [];
       const claims: Claim[] = [];
-      // Candidates seen in this claim; the next read of a group skips them.
+      // Candidates seen in this claim; the next read skips them.
       const skip = new Set<number>();
-      for (const pick of sql.CLAIM_ORDER) {
-        // Read a group again while it may hold more: a candidate finished on the spot (no pages
-        // left) or won by a concurrent claimer (PostgreSQL) does not fill the claim.
-        for (;;) {
-          const want = limit - claims.length;
-          if (want <= 0) break;
-          const rows = await sql.claimCandidates(tx, this.db.provider, source, { today, todayStart }, pick, want, [...skip]);
-          for (const kw of rows) {
-            skip.add(kw.id);
-            const leaseToken = newLeaseToken();
-            const d = decide(kw, source, { type: "CLAIM", crawlerId, leaseToken, now, today });
-            if (!d.ok) continue;
-            try {
-              const keyword = await this.apply(tx, kw, d, crawlerId, today, now, log);
-              if (d.to === CrawlStatus.CRAWLING) claims.push({ keyword, leaseToken, startPage: d.startPage!, resumed: d.resumed! });
-            } catch (e) {
-              if (!(e instanceof CasConflict)) throw e;
-            }
+      /** Lease what a read found; true when it may hold more (it returned all it was asked for). */
+      const take = async (read: (want: number) => Promise<Keyword[]>) => {
+        const want = limit - claims.length;
+        if (want <= 0) return false;
+        const rows = await read(want);
+        for (const kw of rows) {
+          skip.add(kw.id);
+          const leaseToken = newLeaseToken();
+          const d = decide(kw, source, { type: "CLAIM", crawlerId, leaseToken, now, today });
+          if (!d.ok) continue;
+          try {
+            const keyword = await this.apply(tx, kw, d, crawlerId, today, now, log, limit === 1 && log.keywordIds.length === 0);
+            if (d.to === CrawlStatus.CRAWLING) claims.push({ keyword, leaseToken, startPage: d.startPage!, resumed: d.resumed! });
+          } catch (e) {
+            if (!(e instanceof CasConflict)) throw e;
           }
-          if (rows.length < want) break; // the group is exhausted
+        }
+        return rows.length === want;
+      };
+      // Read again while a read may hold more: a candidate finished on the spot (no pages left) or
+      // won by a concurrent claimer (PostgreSQL) does not fill the claim.
+      if (this.db.provider === "postgres") {
+        while (await take((want) => sql.claimCandidatesAllPostgres(tx, source, { today, todayStart }, want, [...skip])));
+      } else {
+        for (const pick of sql.CLAIM_ORDER) {
+          while (await take((want) => sql.claimCandidates(tx, this.db.provider, source, { today, todayStart }, pick, want, [...skip])));
         }
       }
       await this.settle(tx, log);
