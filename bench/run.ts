@@ -5,8 +5,9 @@
 //   reports  page reports/s (and claims/s) through the whole stack over HTTP at C=32, vs a bare
 //            Yoga server answering a no-op mutation (the HTTP + GraphQL floor) and vs the same
 //            writes in-process on the raw driver (the storage floor);
-//   cycles   claim (limit 1) → reportCrawlComplete cycles/s over HTTP at C=1, 8, 32, vs pg-boss
-//            fetch + complete on the same PostgreSQL server at the same concurrency;
+//   cycles   claim (limit 1) → reportCrawlComplete cycles/s over HTTP at C=1, 8, 32, and the same
+//            cycles in-process through the crawl store, vs pg-boss fetch + complete (in-process, as
+//            pg-boss is used) on the same PostgreSQL server at the same concurrency;
 //   batch    claim (limit 32) → reportCrawlsComplete (32 inputs) at C=8, keywords cycled/s, vs
 //            BullMQ processing no-op jobs on Redis at concurrency 8;
 //   scale    claim and stats latency p50/p99 at 10k, 100k, 1M keywords (bench/scale.ts);
@@ -33,6 +34,7 @@ import { buildApp } from "../server/src/app.ts";
 import { createToken, Role } from "../server/src/auth/tokens.ts";
 import { crossProduct, importKeywords } from "../server/src/keywords/import.ts";
 import { migrate } from "../server/src/db/migrate.ts";
+import { CrawlStatus } from "../server/src/crawl/rules.ts";
 import { createTestDatabase, postgresUnavailable } from "../server/test/databases.ts";
 import { bullmqCycles, pgBossCycles } from "./peers.ts";
 import { runScale, type ScaleRow, scaleTable, worstP50 } from "./scale.ts";
@@ -336,6 +338,23 @@ async function benchCycles(provider: Provider, levels: number[]) {
   await s.stop();
 }
 
+/** The same cycles in-process through the crawl store (no HTTP, no GraphQL): pg-boss's own terms. */
+async function benchStoreCycles(provider: Provider, levels: number[]) {
+  const s = await startStack(provider, CYCLES * levels.length);
+  const store = s.app.services.store;
+  for (const c of levels) {
+    let left = CYCLES;
+    await drain(`claim→complete cycles/s (${DB_LABEL[provider]}, in-process store, C=${c})`, c, async (w) => {
+      if (left-- <= 0) return 0;
+      const [k] = await store.claim("qcwy", `store-${c}-${w}`, 1);
+      if (!k) return 0;
+      await store.complete({ keywordId: k.keyword.id, leaseToken: k.leaseToken, status: CrawlStatus.COMPLETED });
+      return 1;
+    });
+  }
+  await s.stop();
+}
+
 async function benchPgBoss(levels: number[]) {
   const db = await createTestDatabase("postgres");
   try {
@@ -406,8 +425,7 @@ async function benchFanout(provider: Provider): Promise<Fanout> {
   const s = await startStack(provider, keywords);
   const throttleMs = s.app.services.config.DISTRIBUTION_THROTTLE_MS;
   const { token: viewer } = await createToken(s.app.services.database, Role.VIEWER, "bench-viewer");
-  const leases = (await post(s.url, s.token, CLAIM, { c: "fanout", n: keywords })).claimKeywords as { keyword: { id: string }; leaseToken: string }[];
-  // Leases beyond one claim's limit come from further claims.
+  const leases: { keyword: { id: string }; leaseToken: string }[] = [];
   while (leases.length < keywords) {
     const more = (await post(s.url, s.token, CLAIM, { c: "fanout", n: 100 })).claimKeywords;
     if (!more.length) break;
@@ -502,7 +520,10 @@ if (sections.has("reports")) {
   }
 }
 if (sections.has("cycles")) {
-  for (const p of providers) await benchCycles(p, LEVELS);
+  for (const p of providers) {
+    await benchCycles(p, LEVELS);
+    await benchStoreCycles(p, LEVELS);
+  }
   if (providers.includes("postgres")) await benchPgBoss(LEVELS);
 }
 if (sections.has("batch")) {
@@ -548,6 +569,14 @@ for (const c of LEVELS) {
   addRatio(`cycles vs pg-boss, PostgreSQL, C=${c}`, find(`claim→complete cycles/s (PostgreSQL, HTTP, C=${c})`), boss, 1.0);
   addRatio(`cycles vs pg-boss, SQLite, C=${c}`, find(`claim→complete cycles/s (SQLite, HTTP, C=${c})`), boss, 1.5);
 }
+for (const c of LEVELS) {
+  const boss = find(`pg-boss fetch→complete/s (PostgreSQL, C=${c})`);
+  addRatio(`in-process cycles vs pg-boss, PostgreSQL, C=${c}`, find(`claim→complete cycles/s (PostgreSQL, in-process store, C=${c})`), boss, 1.0);
+  addRatio(`in-process cycles vs pg-boss, SQLite, C=${c}`, find(`claim→complete cycles/s (SQLite, in-process store, C=${c})`), boss, 1.5);
+}
+// Two requests per cycle: half the bare-Yoga rate is what any cycle over HTTP can reach here.
+const noop = find("no-op");
+addRatio("HTTP cycle ceiling (bare Yoga no-op ÷ 2) vs pg-boss, C=32", noop === undefined ? undefined : noop / 2, find("pg-boss fetch→complete/s (PostgreSQL, C=32)"));
 for (const p of providers) {
   addRatio(`batched cycles vs BullMQ (${DB_LABEL[p]}, C=8)`, find(`batched claim→complete keywords/s (${DB_LABEL[p]}`), find("BullMQ"), 1.0);
 }
