@@ -41,14 +41,17 @@ export interface LoadedKeyword {
 export async function loadKeyword(tx: SqlTx, provider: Provider, keywordId: number, today: string, page: number | null, locked = false) {
   // Lock in a statement of its own: under READ COMMITTED a statement that waited for the lock
   // re-reads the locked row but not the rows joined to it, so the page report must be read after.
-  if (provider === "postgres" && !locked) await lockKeywords(tx, [keywordId]);
+  // Without a page there is nothing joined that a lock wait could leave stale (the keyword row
+  // itself is re-read, the source's rules do not depend on it): lock and read in one statement.
+  const lockHere = provider === "postgres" && !locked && page === null;
+  if (provider === "postgres" && !locked && !lockHere) await lockKeywords(tx, [keywordId]);
   const rows = await tx.query<Keyword & { s_maxPages: number; s_maxRetries: number; s_stale: number; p_jobs: number | null }>(Prisma.sql`
     SELECT k.*, s."maxPages" AS "s_maxPages", s."maxRetries" AS "s_maxRetries", s."staleAfterSeconds" AS "s_stale",
            p."jobsFound" AS "p_jobs"
       FROM "Keyword" k
       JOIN "Source" s ON s."id" = k."sourceId"
       LEFT JOIN "PageReport" p ON p."keywordId" = k."id" AND p."crawlDate" = ${today} AND p."page" = ${page ?? 0}
-     WHERE k."id" = ${keywordId}`);
+     WHERE k."id" = ${keywordId} ${lockHere ? Prisma.sql`FOR UPDATE OF k` : Prisma.empty}`);
   const row = rows[0];
   if (!row) return null;
   const { s_maxPages, s_maxRetries, s_stale, p_jobs, ...keyword } = row;

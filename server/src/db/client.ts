@@ -75,6 +75,8 @@ class SqliteConnection {
     // only the last transactions before a power loss are at risk, for ~7× write speed.
     this.conn.pragma("synchronous = NORMAL");
     this.conn.pragma("foreign_keys = ON");
+    this.conn.pragma("cache_size = -65536");
+    this.conn.pragma("wal_autocheckpoint = 10000");
   }
 
   private prepare(text: string) {
