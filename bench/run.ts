@@ -1,47 +1,94 @@
-// npm run bench [-- --quick] [--db sqlite|postgres] [--concurrency N] [--keywords N]
+// npm run bench [-- --quick] [--only reports,cycles,batch,scale,fanout] [--db sqlite|postgres|both] …
 //
-// Claims/s and page reports/s through the whole stack (HTTP + GraphQL + state machine + database),
-// each next to a baseline measured in the same run on the same machine:
-//   - the storage floor: the same writes done in-process on the raw driver (better-sqlite3 / pg),
-//     one transaction per operation, no GraphQL, no HTTP;
-//   - the HTTP + GraphQL floor: a bare Yoga server answering a no-op mutation.
-// Prints a table with the ratios and writes bench/results.json. Never asserts a speed.
+// Every figure next to its baselines, measured in the same run on the same machine (the load
+// generator runs in this process too). Sections (`--only` picks some):
+//   reports  page reports/s (and claims/s) through the whole stack over HTTP at C=32, vs a bare
+//            Yoga server answering a no-op mutation (the HTTP + GraphQL floor) and vs the same
+//            writes in-process on the raw driver (the storage floor);
+//   cycles   claim (limit 1) → reportCrawlComplete cycles/s over HTTP at C=1, 8, 32, and the same
+//            cycles in-process through the crawl store, vs pg-boss fetch + complete (in-process, as
+//            pg-boss is used) on the same PostgreSQL server at the same concurrency;
+//   batch    claim (limit 32) → reportCrawlsComplete (32 inputs) at C=8, keywords cycled/s, vs
+//            BullMQ processing no-op jobs on Redis at concurrency 8;
+//   scale    claim and stats latency p50/p99 at 10k, 100k, 1M keywords (bench/scale.ts);
+//   fanout   1,000 graphql-ws subscribers to crawlStatusDistribution, a burst of page reports:
+//            messages delivered, time until every subscriber has the final counts, and the most
+//            distribution events any subscriber got in one second.
+// Prints the tables with the ratios (and the goals) and writes bench/results.json. Never asserts
+// a speed.
+import { randomBytes } from "node:crypto";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
+import { loadavg } from "node:os";
 import { join } from "node:path";
 import { performance } from "node:perf_hooks";
 import { Command, InvalidArgumentError } from "commander";
 import BetterSqlite3 from "better-sqlite3";
 import pg from "pg";
 import { pino } from "pino";
+import { createClient } from "graphql-ws";
+import WebSocket from "ws";
 import { createSchema, createYoga } from "graphql-yoga";
 import { buildApp } from "../server/src/app.ts";
 import { createToken, Role } from "../server/src/auth/tokens.ts";
 import { crossProduct, importKeywords } from "../server/src/keywords/import.ts";
 import { migrate } from "../server/src/db/migrate.ts";
-import { createTestDatabase } from "../server/test/databases.ts";
+import { CrawlStatus } from "../server/src/crawl/rules.ts";
+import { createTestDatabase, postgresUnavailable } from "../server/test/databases.ts";
+import { bullmqCycles, pgBossCycles } from "./peers.ts";
+import { runScale, type ScaleRow, scaleTable, worstP50 } from "./scale.ts";
 
 const int = (v: string) => {
   const n = Number(v);
   if (!Number.isInteger(n) || n < 1) throw new InvalidArgumentError("must be a positive integer");
   return n;
 };
+const SECTIONS = ["reports", "cycles", "batch", "scale", "fanout"] as const;
+type Section = (typeof SECTIONS)[number];
 
 const opts = new Command("bench")
-  .option("--quick", "a small, fast run (used by the test suite)")
-  .option("--db <provider>", "sqlite or postgres", "sqlite")
-  .option("--concurrency <n>", "concurrent clients", int, 32)
-  .option("--keywords <n>", "keywords to claim", int)
+  .option("--quick", "a small, fast run of every section (used by the test suite)")
+  .option("--only <sections>", `comma-separated subset of ${SECTIONS.join(",")}`)
+  .option("--db <provider>", "sqlite, postgres or both (both: PostgreSQL when it answers)", "both")
+  .option("--concurrency <n>", "concurrent clients for page reports", int, 32)
+  .option("--keywords <n>", "keywords claimed for the page-report run", int)
   .option("--pages <n>", "pages reported per keyword", int)
+  .option("--cycles <n>", "claim → complete cycles per concurrency level", int)
+  .option("--batch-keywords <n>", "keywords cycled in the batched run", int)
+  .option("--sizes <list>", "keyword counts for the scale section", "10000,100000,1000000")
+  .option("--subscribers <n>", "graphql-ws subscribers in the fan-out section", int)
+  .option("--redis <url>", "Redis for BullMQ", process.env.TEST_REDIS_URL ?? "redis://127.0.0.1:6379")
   .option("--out <file>", "where to write the results", "bench/results.json")
   .parse()
-  .opts<{ quick?: boolean; db: string; concurrency: number; keywords?: number; pages?: number; out: string }>();
+  .opts<{
+    quick?: boolean; only?: string; db: string; concurrency: number; keywords?: number; pages?: number; cycles?: number;
+    batchKeywords?: number; sizes: string; subscribers?: number; redis: string; out: string;
+  }>();
 
-if (opts.db !== "sqlite" && opts.db !== "postgres") throw new InvalidArgumentError("--db must be sqlite or postgres");
-const KEYWORDS = opts.keywords ?? (opts.quick ? 200 : 4000);
-const PAGES = opts.pages ?? (opts.quick ? 2 : 5);
+const quick = Boolean(opts.quick);
+const sections = new Set<Section>(
+  (opts.only?.split(",").map((x) => x.trim()) ?? [...SECTIONS]).map((x) => {
+    if (!(SECTIONS as readonly string[]).includes(x)) throw new InvalidArgumentError(`--only: unknown section ${x}`);
+    return x as Section;
+  }),
+);
+if (!["sqlite", "postgres", "both"].includes(opts.db)) throw new InvalidArgumentError("--db must be sqlite, postgres or both");
+const KEYWORDS = opts.keywords ?? (quick ? 100 : 2000);
+const PAGES = opts.pages ?? (quick ? 2 : 5);
 const C = opts.concurrency;
+const CYCLES = opts.cycles ?? (quick ? 40 : 1000);
+const BATCH_KEYWORDS = opts.batchKeywords ?? (quick ? 256 : 8192);
+const SIZES = quick ? [500, 1000] : opts.sizes.split(",").map(Number);
+const SCALE_SAMPLES = quick ? 10 : 300;
+const SUBSCRIBERS = opts.subscribers ?? (quick ? 20 : 1000);
+type Provider = "sqlite" | "postgres";
+
+const pgMissing = await postgresUnavailable();
+const providers: Provider[] =
+  opts.db === "both" ? (pgMissing ? ["sqlite"] : ["sqlite", "postgres"]) : [opts.db as Provider];
+if (opts.db === "postgres" && pgMissing) throw new Error(pgMissing);
+const DB_LABEL = { sqlite: "SQLite", postgres: "PostgreSQL" } as const;
 
 interface Row {
   what: string;
@@ -55,9 +102,15 @@ function progress(label: string, done: number, total: number) {
   if (!process.stderr.isTTY) return;
   const width = 30;
   const filled = Math.round((done / total) * width);
-  process.stderr.write(`\r${label.padEnd(34)} [${"#".repeat(filled)}${".".repeat(width - filled)}] ${done}/${total}`);
+  process.stderr.write(`\r${label.slice(0, 44).padEnd(44)} [${"#".repeat(filled)}${".".repeat(width - filled)}] ${done}/${total}`);
   if (done === total) process.stderr.write("\n");
 }
+
+const record = (what: string, ops: number, seconds: number) => {
+  const row = { what, ops, seconds, perSecond: ops / seconds };
+  rows.push(row);
+  return row;
+};
 
 /** Run `total` operations with `concurrency` workers; records ops/s. */
 async function measure(what: string, total: number, concurrency: number, op: (i: number) => Promise<void>) {
@@ -73,10 +126,19 @@ async function measure(what: string, total: number, concurrency: number, op: (i:
       }
     }),
   );
-  const seconds = (performance.now() - t0) / 1000;
-  const row = { what, ops: total, seconds, perSecond: total / seconds };
-  rows.push(row);
-  return row;
+  return record(what, total, (performance.now() - t0) / 1000);
+}
+
+/** Workers loop `op` until one returns 0 (nothing left); records the sum of what they returned per second. */
+async function drain(what: string, concurrency: number, op: (worker: number) => Promise<number>) {
+  let done = 0;
+  const t0 = performance.now();
+  await Promise.all(
+    Array.from({ length: concurrency }, async (_, w) => {
+      for (let n = await op(w); n > 0; n = await op(w)) done += n;
+    }),
+  );
+  return record(what, done, (performance.now() - t0) / 1000);
 }
 
 async function post(url: string, token: string | null, query: string, variables: Record<string, unknown>) {
@@ -90,44 +152,60 @@ async function post(url: string, token: string | null, query: string, variables:
   return body.data;
 }
 
-const freshDatabase = () => createTestDatabase(opts.db as "sqlite" | "postgres");
-
-/** The whole stack: claims then page reports over HTTP. */
-async function benchStack() {
-  const db = await freshDatabase();
+/** The whole server on a fresh database with `keywords` keywords of source qcwy, and a spider token. */
+async function startStack(provider: Provider, keywords: number, config: Record<string, unknown> = {}) {
+  const db = await createTestDatabase(provider);
   const app = await buildApp({
-    config: { DATABASE_URL: db.url, LOG_LEVEL: "silent" },
+    config: { DATABASE_URL: db.url, LOG_LEVEL: "silent", ...config },
     logger: pino({ level: "silent" }),
     scheduler: false,
   });
   await app.start(0, "127.0.0.1");
   const database = app.services.database;
-  await importKeywords(database, "qcwy", crossProduct(Array.from({ length: KEYWORDS }, (_, i) => `city${i}`), ["bench"]));
+  await importKeywords(database, "qcwy", crossProduct(Array.from({ length: keywords }, (_, i) => `city${i}`), ["bench"]));
   const { token } = await createToken(database, Role.SPIDER, "bench");
-  const url = app.url();
+  return {
+    app,
+    url: app.url(),
+    token,
+    async stop() {
+      await app.stop();
+      await db.drop();
+    },
+  };
+}
 
+const CLAIM = `mutation($c: String!, $n: Int!) { claimKeywords(source: "qcwy", crawlerId: $c, limit: $n) { keyword { id } leaseToken } }`;
+const REPORT = `mutation($i: ReportPageProgressInput!) { reportPageProgress(input: $i) { id } }`;
+const COMPLETE = `mutation($i: ReportCrawlCompleteInput!) { reportCrawlComplete(input: $i) { id } }`;
+const REPORTS = `mutation($i: [ReportPageProgressInput!]!) { reportPagesProgress(inputs: $i) { keywordId error { code } } }`;
+const COMPLETES = `mutation($i: [ReportCrawlCompleteInput!]!) { reportCrawlsComplete(inputs: $i) { keywordId error { code } } }`;
+
+function noItemErrors(results: { error: unknown }[]) {
+  const bad = results.filter((r) => r.error);
+  if (bad.length) throw new Error(`batch items refused: ${JSON.stringify(bad.slice(0, 3))}`);
+}
+
+/** The whole stack: claims then page reports over HTTP. */
+async function benchStack(provider: Provider) {
+  const s = await startStack(provider, KEYWORDS);
   const leases: { id: string; lease: string }[] = [];
-  const claim = `mutation($c: String!) { claimKeywords(source: "qcwy", crawlerId: $c, limit: 1) { keyword { id } leaseToken } }`;
-  await measure(`claims/s (HTTP, C=${C}, 1 per request)`, KEYWORDS, C, async (i) => {
-    const d = await post(url, token, claim, { c: `bench-${i % C}` });
+  await measure(`claims/s (${DB_LABEL[provider]}, HTTP, C=${C}, 1 per request)`, KEYWORDS, C, async (i) => {
+    const d = await post(s.url, s.token, CLAIM, { c: `bench-${i % C}`, n: 1 });
     const c = d.claimKeywords[0];
     leases.push({ id: c.keyword.id, lease: c.leaseToken });
   });
-
-  const report = `mutation($i: ReportPageProgressInput!) { reportPageProgress(input: $i) { id } }`;
-  await measure(`page reports/s (HTTP, C=${C})`, KEYWORDS * PAGES, C, async (i) => {
+  await measure(`page reports/s (${DB_LABEL[provider]}, HTTP, C=${C})`, KEYWORDS * PAGES, C, async (i) => {
     const l = leases[i % leases.length]!;
     const page = Math.floor(i / leases.length) + 1;
-    await post(url, token, report, { i: { keywordId: l.id, leaseToken: l.lease, page, totalPages: 50, jobsFound: 10 } });
+    await post(s.url, s.token, REPORT, { i: { keywordId: l.id, leaseToken: l.lease, page, totalPages: 50, jobsFound: 10 } });
   });
-
-  await app.stop();
-  await db.drop();
+  await s.stop();
 }
 
 /** The storage floor: the same writes on the raw driver, in-process. */
 async function benchRawSqlite() {
-  const db = await freshDatabase();
+  const db = await createTestDatabase("sqlite");
   await migrate(db.url);
   const sql = new BetterSqlite3(db.url.replace(/^file:/, ""));
   sql.pragma("journal_mode = WAL");
@@ -156,7 +234,7 @@ async function benchRawSqlite() {
     return row.id;
   });
   const ids: number[] = [];
-  await measure("claims/s (raw driver, in-process)", KEYWORDS, 1, async (i) => {
+  await measure("claims/s (SQLite, raw driver, in-process)", KEYWORDS, 1, async (i) => {
     ids.push(claimTx(i) as number);
   });
   const upsert = sql.prepare(`INSERT INTO "PageReport" (keywordId, sourceId, crawlDate, page, jobsFound, crawlerId, reportedAt)
@@ -169,7 +247,7 @@ async function benchRawSqlite() {
     progressStmt.run(page, 10, t, t, id);
     counter.run(id % 16, 0, 10, 1);
   });
-  await measure("page reports/s (raw driver, in-process)", KEYWORDS * PAGES, 1, async (i) => {
+  await measure("page reports/s (SQLite, raw driver, in-process)", KEYWORDS * PAGES, 1, async (i) => {
     reportTx(ids[i % ids.length]!, Math.floor(i / ids.length) + 1);
   });
   sql.close();
@@ -182,14 +260,14 @@ const PG_COUNTER = `INSERT INTO "CrawlCounter" ("sourceId", "crawlDate", status,
   "pagesCrawled" = "CrawlCounter"."pagesCrawled" + excluded."pagesCrawled"`;
 
 async function benchRawPostgres() {
-  const db = await freshDatabase();
+  const db = await createTestDatabase("postgres");
   await migrate(db.url);
   const pool = new pg.Pool({ connectionString: db.url, max: 20 });
   pool.on("error", () => {}); // connections terminated when the bench database is dropped
   await pool.query(`INSERT INTO "Source" (id, name, "maxPages", "updatedAt") VALUES ('qcwy', 'qcwy', 50, now())`);
   await pool.query(`INSERT INTO "Keyword" ("sourceId", city, job, "updatedAt") SELECT 'qcwy', 'city' || g, 'bench', now() FROM generate_series(1, $1) g`, [KEYWORDS]);
   const ids: number[] = [];
-  await measure(`claims/s (raw driver, C=${C})`, KEYWORDS, C, async (i) => {
+  await measure(`claims/s (PostgreSQL, raw driver, C=${C})`, KEYWORDS, C, async (i) => {
     const c = await pool.connect();
     try {
       await c.query("BEGIN");
@@ -206,7 +284,7 @@ async function benchRawPostgres() {
       c.release();
     }
   });
-  await measure(`page reports/s (raw driver, C=${C})`, KEYWORDS * PAGES, C, async (i) => {
+  await measure(`page reports/s (PostgreSQL, raw driver, C=${C})`, KEYWORDS * PAGES, C, async (i) => {
     const id = ids[i % ids.length]!;
     const page = Math.floor(i / ids.length) + 1;
     const c = await pool.connect();
@@ -227,7 +305,7 @@ async function benchRawPostgres() {
 }
 
 /** The HTTP + GraphQL floor: a bare Yoga answering a no-op mutation. */
-async function benchBareYoga() {
+async function benchBareYoga(beside: Provider) {
   const yoga = createYoga({
     schema: createSchema({
       typeDefs: `type Query { ok: Boolean } type Mutation { noop(n: Int): Boolean }`,
@@ -238,42 +316,315 @@ async function benchBareYoga() {
   const server = createServer(yoga);
   await new Promise<void>((r) => server.listen(0, "127.0.0.1", () => r()));
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/graphql`;
-  await measure(`no-op mutations/s (bare Yoga, C=${C})`, KEYWORDS * PAGES, C, async (i) => {
+  await measure(`no-op mutations/s (bare Yoga, C=${C}, beside ${DB_LABEL[beside]})`, KEYWORDS * PAGES, C, async (i) => {
     await post(url, null, `mutation($n: Int) { noop(n: $n) }`, { n: i });
   });
   await new Promise((r) => server.close(r));
 }
 
-console.error(`bench: ${opts.db}, ${KEYWORDS} keywords × ${PAGES} pages, concurrency ${C}${opts.quick ? " (quick)" : ""}`);
-await benchBareYoga();
-if (opts.db === "sqlite") await benchRawSqlite();
-else await benchRawPostgres();
-await benchStack();
+/**
+ * One keyword per request: claim (limit 1) → reportCrawlComplete, over HTTP and in-process through
+ * the crawl store, and pg-boss fetch → complete, level by level (each level's figures side by side).
+ */
+async function benchCycles(levels: number[]) {
+  const stacks = new Map<Provider, Awaited<ReturnType<typeof startStack>>>();
+  for (const p of providers) stacks.set(p, await startStack(p, CYCLES * levels.length * 2));
+  const bossDb = providers.includes("postgres") ? await createTestDatabase("postgres") : null;
+  try {
+    for (const c of levels) {
+      for (const [p, s] of stacks) {
+        let left = CYCLES;
+        await drain(`claim→complete cycles/s (${DB_LABEL[p]}, HTTP, C=${c})`, c, async (w) => {
+          if (left-- <= 0) return 0;
+          const [k] = (await post(s.url, s.token, CLAIM, { c: `cycle-${c}-${w}`, n: 1 })).claimKeywords;
+          if (!k) return 0;
+          await post(s.url, s.token, COMPLETE, { i: { keywordId: k.keyword.id, leaseToken: k.leaseToken, status: "COMPLETED" } });
+          return 1;
+        });
+        const store = s.app.services.store;
+        left = CYCLES;
+        await drain(`claim→complete cycles/s (${DB_LABEL[p]}, in-process store, C=${c})`, c, async (w) => {
+          if (left-- <= 0) return 0;
+          const [k] = await store.claim("qcwy", `store-${c}-${w}`, 1);
+          if (!k) return 0;
+          await store.complete({ keywordId: k.keyword.id, leaseToken: k.leaseToken, status: CrawlStatus.COMPLETED });
+          return 1;
+        });
+      }
+      if (bossDb) {
+        const r = await pgBossCycles(bossDb.url, CYCLES, c);
+        record(`pg-boss fetch→complete/s (PostgreSQL, C=${c})`, r.ops, r.seconds);
+      }
+    }
+  } finally {
+    for (const s of stacks.values()) await s.stop();
+    await bossDb?.drop();
+  }
+}
 
-const get = (prefix: string) => rows.find((r) => r.what.startsWith(prefix))!.perSecond;
-const ratios = {
-  "claims vs raw driver": get("claims/s (HTTP") / get("claims/s (raw"),
-  "reports vs raw driver": get("page reports/s (HTTP") / get("page reports/s (raw"),
-  "reports vs bare Yoga no-op": get("page reports/s (HTTP") / get("no-op"),
-  "claims vs bare Yoga no-op": get("claims/s (HTTP") / get("no-op"),
+/** Batched: claim (limit 32) → reportCrawlsComplete with 32 inputs, 8 clients; keywords cycled/s. */
+async function benchBatch(provider: Provider) {
+  const s = await startStack(provider, BATCH_KEYWORDS * 2);
+  const cycle = async (w: number, withReport: boolean) => {
+    const claims = (await post(s.url, s.token, CLAIM, { c: `batch-${w}`, n: 32 })).claimKeywords as { keyword: { id: string }; leaseToken: string }[];
+    if (!claims.length) return 0;
+    if (withReport) {
+      const inputs = claims.map((k) => ({ keywordId: k.keyword.id, leaseToken: k.leaseToken, page: 1, totalPages: 50, jobsFound: 10 }));
+      noItemErrors((await post(s.url, s.token, REPORTS, { i: inputs })).reportPagesProgress);
+    }
+    const inputs = claims.map((k) => ({ keywordId: k.keyword.id, leaseToken: k.leaseToken, status: "COMPLETED" }));
+    noItemErrors((await post(s.url, s.token, COMPLETES, { i: inputs })).reportCrawlsComplete);
+    return claims.length;
+  };
+  let batches = Math.ceil(BATCH_KEYWORDS / 32);
+  await drain(`batched claim→complete keywords/s (${DB_LABEL[provider]}, HTTP, C=8, 32 per request)`, 8, async (w) =>
+    batches-- > 0 ? cycle(w, false) : 0,
+  );
+  await drain(`batched claim→page→complete keywords/s (${DB_LABEL[provider]}, HTTP, C=8, 32 per request)`, 8, (w) => cycle(w, true));
+  await s.stop();
+}
+
+async function benchBullmq(beside: Provider) {
+  const r = await bullmqCycles(opts.redis, BATCH_KEYWORDS, 8);
+  record(`BullMQ no-op jobs/s (Redis, concurrency 8, beside ${DB_LABEL[beside]})`, r.ops, r.seconds);
+}
+
+async function redisAnswers(url: string) {
+  const { Redis } = await import("ioredis");
+  const r = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
+  try {
+    await r.connect();
+    return (await r.ping()) === "PONG";
+  } catch {
+    return false;
+  } finally {
+    r.disconnect();
+  }
+}
+
+interface Fanout {
+  provider: Provider;
+  subscribers: number;
+  reports: number;
+  messagesDelivered: number;
+  secondsUntilAllFinal: number;
+  burstSeconds: number;
+  maxEventsPerSecond: number;
+  throttleMs: number;
+}
+
+/** 1,000 subscribers to crawlStatusDistribution, then a burst of page reports. */
+async function benchFanout(provider: Provider): Promise<Fanout> {
+  const keywords = quick ? 20 : 400;
+  const pages = quick ? 2 : 5;
+  const s = await startStack(provider, keywords);
+  const throttleMs = s.app.services.config.DISTRIBUTION_THROTTLE_MS;
+  const { token: viewer } = await createToken(s.app.services.database, Role.VIEWER, "bench-viewer");
+  const leases: { keyword: { id: string }; leaseToken: string }[] = [];
+  while (leases.length < keywords) {
+    const more = (await post(s.url, s.token, CLAIM, { c: "fanout", n: 100 })).claimKeywords;
+    if (!more.length) break;
+    leases.push(...more);
+  }
+  const reports = leases.length * pages;
+  const finalJobs = reports * 10;
+  const subs = Array.from({ length: SUBSCRIBERS }, () => ({ times: [] as number[], last: null as any }));
+  const clients = subs.map(() =>
+    createClient({
+      url: s.url.replace(/^http/, "ws"),
+      webSocketImpl: WebSocket,
+      connectionParams: { Authorization: `Bearer ${viewer}` },
+      retryAttempts: 0,
+      lazy: true,
+    }),
+  );
+  let ready = 0;
+  let allFinal: () => void = () => {};
+  const final = new Promise<void>((r) => (allFinal = r));
+  let finals = 0;
+  let firstSeen: () => void = () => {};
+  const allSubscribed = new Promise<void>((r) => (firstSeen = r));
+  const stops = clients.map((client, i) =>
+    client.subscribe(
+      { query: `subscription { crawlStatusDistribution(source: "qcwy") { jobsFound pagesCrawled } }` },
+      {
+        next: (m) => {
+          const sub = subs[i]!;
+          const d = (m.data as any)?.crawlStatusDistribution;
+          if (!sub.last) {
+            if (++ready === SUBSCRIBERS) firstSeen();
+          } else sub.times.push(performance.now());
+          const wasFinal = sub.last?.jobsFound === finalJobs;
+          sub.last = d;
+          if (!wasFinal && d.jobsFound === finalJobs && d.pagesCrawled === reports && ++finals === SUBSCRIBERS) allFinal();
+        },
+        error: (e) => console.error("subscriber error", e),
+        complete: () => {},
+      },
+    ),
+  );
+  await allSubscribed;
+  const t0 = performance.now();
+  await measure(`page reports/s during fan-out (${DB_LABEL[provider]}, HTTP, C=32, ${SUBSCRIBERS} subscribers)`, reports, 32, async (i) => {
+    const l = leases[i % leases.length]!;
+    const page = Math.floor(i / leases.length) + 1;
+    await post(s.url, s.token, REPORT, { i: { keywordId: l.keyword.id, leaseToken: l.leaseToken, page, totalPages: 50, jobsFound: 10 } });
+  });
+  const burstSeconds = (performance.now() - t0) / 1000;
+  await final;
+  const secondsUntilAllFinal = (performance.now() - t0) / 1000;
+  // The most events any subscriber got in one second (a sliding window over its arrival times).
+  let maxEventsPerSecond = 0;
+  for (const sub of subs) {
+    for (let a = 0, b = 0; b < sub.times.length; b++) {
+      while (sub.times[b]! - sub.times[a]! >= 1000) a++;
+      maxEventsPerSecond = Math.max(maxEventsPerSecond, b - a + 1);
+    }
+  }
+  for (const stop of stops) stop();
+  await Promise.all(clients.map((c) => c.dispose()));
+  await s.stop();
+  return {
+    provider,
+    subscribers: SUBSCRIBERS,
+    reports,
+    messagesDelivered: subs.reduce((n, sub) => n + sub.times.length, 0),
+    secondsUntilAllFinal,
+    burstSeconds,
+    maxEventsPerSecond,
+    throttleMs,
+  };
+}
+
+const load0 = loadavg();
+console.error(
+  `bench: ${[...sections].join(", ")} on ${providers.join(" and ")}${quick ? " (quick)" : ""}; load average ${load0.map((x) => x.toFixed(2)).join(" ")}`,
+);
+if (pgMissing) console.error(`bench: ${pgMissing}: PostgreSQL figures and pg-boss skipped`);
+const LEVELS = [1, 8, 32];
+const scale: Partial<Record<Provider, ScaleRow[]>> = {};
+const fanouts: Fanout[] = [];
+let bullmqSkipped: string | null = null;
+
+// Load from other work on the machine varies during a run: each baseline is measured right
+// beside the figures compared with it.
+if (sections.has("reports")) {
+  for (const p of providers) {
+    await benchBareYoga(p);
+    if (p === "sqlite") await benchRawSqlite();
+    else await benchRawPostgres();
+    await benchStack(p);
+  }
+}
+if (sections.has("cycles")) {
+  await benchCycles(LEVELS);
+}
+if (sections.has("batch")) {
+  const redis = await redisAnswers(opts.redis);
+  if (!redis) bullmqSkipped = `Redis not reachable at ${opts.redis}`;
+  for (const p of providers) {
+    if (redis) await benchBullmq(p);
+    await benchBatch(p);
+  }
+}
+if (sections.has("scale")) {
+  for (const p of providers) {
+    console.error(`scale: ${p}, ${SIZES.join(", ")} keywords`);
+    scale[p] = await runScale(p, SIZES, SCALE_SAMPLES);
+  }
+}
+if (sections.has("fanout")) fanouts.push(await benchFanout(providers[0]!));
+
+// Ratios, each against the figure it is measured against, with the issue's goal beside it.
+const find = (prefix: string) => rows.find((r) => r.what.startsWith(prefix))?.perSecond;
+interface Ratio {
+  ratio: string;
+  value: number;
+  goal?: string;
+  met?: boolean;
+}
+const ratios: Ratio[] = [];
+const addRatio = (ratio: string, a: number | undefined, b: number | undefined, goal?: number, lowerIsBetter = false) => {
+  if (a === undefined || b === undefined) return;
+  const value = a / b;
+  ratios.push({
+    ratio,
+    value,
+    ...(goal !== undefined ? { goal: `${lowerIsBetter ? "≤" : "≥"} ${goal}×`, met: lowerIsBetter ? value <= goal : value >= goal } : {}),
+  });
 };
+for (const p of providers) {
+  const L = DB_LABEL[p];
+  const noop = find(`no-op mutations/s (bare Yoga, C=${C}, beside ${L})`);
+  addRatio(`page reports vs bare Yoga no-op (${L})`, find(`page reports/s (${L}, HTTP`), noop, 0.5);
+  addRatio(`page reports vs raw driver (${L})`, find(`page reports/s (${L}, HTTP`), find(`page reports/s (${L}, raw`));
+  addRatio(`claims vs bare Yoga no-op (${L})`, find(`claims/s (${L}, HTTP`), noop);
+  addRatio(`claims vs raw driver (${L})`, find(`claims/s (${L}, HTTP`), find(`claims/s (${L}, raw`));
+}
+for (const c of LEVELS) {
+  const boss = find(`pg-boss fetch→complete/s (PostgreSQL, C=${c})`);
+  addRatio(`cycles vs pg-boss, PostgreSQL, C=${c}`, find(`claim→complete cycles/s (PostgreSQL, HTTP, C=${c})`), boss, 1.0);
+  addRatio(`cycles vs pg-boss, SQLite, C=${c}`, find(`claim→complete cycles/s (SQLite, HTTP, C=${c})`), boss, 1.5);
+}
+for (const c of LEVELS) {
+  const boss = find(`pg-boss fetch→complete/s (PostgreSQL, C=${c})`);
+  addRatio(`in-process cycles vs pg-boss, PostgreSQL, C=${c}`, find(`claim→complete cycles/s (PostgreSQL, in-process store, C=${c})`), boss, 1.0);
+  addRatio(`in-process cycles vs pg-boss, SQLite, C=${c}`, find(`claim→complete cycles/s (SQLite, in-process store, C=${c})`), boss, 1.5);
+}
+for (const p of providers) {
+  addRatio(`batched cycles vs BullMQ (${DB_LABEL[p]}, C=8)`, find(`batched claim→complete keywords/s (${DB_LABEL[p]}`), find(`BullMQ no-op jobs/s (Redis, concurrency 8, beside ${DB_LABEL[p]})`), 1.0);
+}
+for (const p of providers) {
+  const r = scale[p];
+  if (!r || r.length < 2) continue;
+  const [first, last] = [r[0]!, r.at(-1)!];
+  addRatio(`claim p50, ${last.keywords} vs ${first.keywords} keywords (${DB_LABEL[p]})`, worstP50(last.claimMorning, last.claimNight), worstP50(first.claimMorning, first.claimNight), 2, true);
+  addRatio(`stats p50, ${last.keywords} vs ${first.keywords} keywords (${DB_LABEL[p]})`, worstP50(last.statsMorning, last.statsNight), worstP50(first.statsMorning, first.statsNight), 2, true);
+}
 
 const fmt = (n: number) => (n >= 100 ? n.toFixed(0) : n.toFixed(2));
-console.log(`\n| measurement | ops | seconds | per second |\n|---|---:|---:|---:|`);
-for (const r of rows) console.log(`| ${r.what} | ${r.ops} | ${r.seconds.toFixed(2)} | ${fmt(r.perSecond)} |`);
-console.log(`\n| ratio | value |\n|---|---:|`);
-for (const [k, v] of Object.entries(ratios)) console.log(`| ${k} | ${v.toFixed(3)}× |`);
+const load1 = loadavg();
+const out: string[] = [];
+out.push(`load average (1, 5, 15 min): ${load0.map((x) => x.toFixed(2)).join(" ")} at start, ${load1.map((x) => x.toFixed(2)).join(" ")} at end`);
+if (rows.length) {
+  out.push("", "| measurement | ops | seconds | per second |", "|---|---:|---:|---:|");
+  for (const r of rows) out.push(`| ${r.what} | ${r.ops} | ${r.seconds.toFixed(2)} | ${fmt(r.perSecond)} |`);
+}
+if (bullmqSkipped) out.push("", `BullMQ skipped: ${bullmqSkipped}`);
+if (ratios.length) {
+  out.push("", "| ratio | value | goal | met |", "|---|---:|---:|:---:|");
+  for (const r of ratios) out.push(`| ${r.ratio} | ${r.value.toFixed(3)}× | ${r.goal ?? ""} | ${r.met === undefined ? "" : r.met ? "yes" : "NO"} |`);
+}
+for (const p of providers) if (scale[p]) out.push("", scaleTable(DB_LABEL[p], scale[p]!));
+for (const f of fanouts) {
+  out.push(
+    "",
+    `fan-out (${DB_LABEL[f.provider]}, DISTRIBUTION_THROTTLE_MS=${f.throttleMs}): ${f.subscribers} subscribers, ${f.reports} page reports`,
+    "",
+    "| messages delivered | burst (s) | until every subscriber has the final counts (s) | most events per subscriber in 1 s | goal |",
+    "|---:|---:|---:|---:|---:|",
+    `| ${f.messagesDelivered} | ${f.burstSeconds.toFixed(2)} | ${f.secondsUntilAllFinal.toFixed(2)} | ${f.maxEventsPerSecond} | ≤ 10 ${f.maxEventsPerSecond <= 10 ? "(met)" : "(NOT met)"} |`,
+  );
+}
+console.log(`\n${out.join("\n")}`);
 
 const results = {
   at: new Date().toISOString(),
   node: process.version,
-  db: opts.db,
+  providers,
+  sections: [...sections],
+  loadAverage: { start: load0, end: load1 },
   keywords: KEYWORDS,
   pages: PAGES,
   concurrency: C,
-  quick: Boolean(opts.quick),
+  cycles: CYCLES,
+  batchKeywords: BATCH_KEYWORDS,
+  quick,
   rows,
   ratios,
+  scale,
+  fanout: fanouts,
+  ...(bullmqSkipped ? { bullmqSkipped } : {}),
 };
 mkdirSync(join(opts.out, ".."), { recursive: true });
 writeFileSync(opts.out, `${JSON.stringify(results, null, 2)}\n`);

@@ -1,10 +1,11 @@
-// npm run bench:scale [-- --sizes 10000,100000,1000000] [--db sqlite|postgres]
+// npm run bench:scale [-- --sizes 10000,100000,1000000] [--db sqlite|postgres]  (also part of npm run bench)
 //
 // Claim and stats latency (p50 / p99, in-process through the crawl store) as the keyword table
 // grows, each size next to the smallest one measured in the same run. Two moments of a crawl day:
 // morning (every keyword still fresh) and night (every keyword already claimed today, so a claim
 // finds nothing: the case that must not walk the whole table).
 import { performance } from "node:perf_hooks";
+import { pathToFileURL } from "node:url";
 import { Command } from "commander";
 import BetterSqlite3 from "better-sqlite3";
 import pg from "pg";
@@ -14,15 +15,6 @@ import { buildApp } from "../server/src/app.ts";
 import { crawlStats } from "../server/src/crawl/stats.ts";
 import { migrate } from "../server/src/db/migrate.ts";
 import { createTestDatabase } from "../server/test/databases.ts";
-
-const opts = new Command("bench:scale")
-  .option("--sizes <list>", "keyword counts, comma-separated", "10000,100000,1000000")
-  .option("--db <provider>", "sqlite or postgres", "sqlite")
-  .option("--samples <n>", "operations timed per measurement", "300")
-  .parse()
-  .opts<{ sizes: string; db: "sqlite" | "postgres"; samples: string }>();
-const sizes = opts.sizes.split(",").map(Number);
-const samples = Number(opts.samples);
 
 const pct = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))]!;
 
@@ -37,8 +29,8 @@ async function latencies(n: number, fn: () => Promise<unknown>) {
 }
 
 /** Bulk-load `n` keywords of source qcwy straight through the driver. */
-async function load(url: string, n: number) {
-  if (opts.db === "sqlite") {
+async function load(provider: "sqlite" | "postgres", url: string, n: number) {
+  if (provider === "sqlite") {
     const raw = new BetterSqlite3(url.slice("file:".length));
     const t = new Date().toISOString().replace("Z", "+00:00");
     raw.prepare(`INSERT INTO "Source" (id, name, "maxPages", "updatedAt", "keywordCount") VALUES ('qcwy', 'qcwy', 50, ?, ?)`).run(t, n);
@@ -60,20 +52,23 @@ async function load(url: string, n: number) {
   await c.end();
 }
 
-interface Row {
+export interface ScaleRow {
   keywords: number;
   claimMorning: { p50: number; p99: number };
   statsMorning: { p50: number; p99: number };
   claimNight: { p50: number; p99: number };
   statsNight: { p50: number; p99: number };
 }
-const rows: Row[] = [];
+type Latency = { p50: number; p99: number };
 
+/** Claim and stats latency at each size, on a fresh database per size. */
+export async function runScale(provider: "sqlite" | "postgres", sizes: number[], samples: number): Promise<ScaleRow[]> {
+const rows: ScaleRow[] = [];
 for (const n of sizes) {
-  const db = await createTestDatabase(opts.db);
+  const db = await createTestDatabase(provider);
   await migrate(db.url);
   process.stderr.write(`loading ${n} keywords…\n`);
-  await load(db.url, n);
+  await load(provider, db.url, n);
   const app = await buildApp({ config: { DATABASE_URL: db.url, LOG_LEVEL: "silent" }, logger: pino({ level: "silent" }), scheduler: false });
   const { store, database, calendar } = app.services;
   const claimMorning = await latencies(samples, () => store.claim("qcwy", "bench", 1));
@@ -82,7 +77,7 @@ for (const n of sizes) {
   await database.transaction(async (tx) => {
     await tx.execute(Prisma.sql`UPDATE "Keyword" SET "crawlDate" = ${calendar.today()}, "status" = 'COMPLETED', "lastRequestedAt" = ${calendar.now()}`);
   });
-  if (opts.db === "postgres") {
+  if (provider === "postgres") {
     // A day of claims updates rows gradually and autovacuum keeps the planner's statistics current;
     // after this one bulk UPDATE do what it would have done.
     const c = new pg.Client({ connectionString: db.url });
@@ -97,17 +92,40 @@ for (const n of sizes) {
   await db.drop();
 }
 
-const base = rows[0]!;
-const ms = (x: number) => x.toFixed(3);
-console.log(`\n${opts.db}: latency in ms (p50 / p99), and p50 relative to ${base.keywords} keywords\n`);
-console.log("| keywords | claim, morning | stats, morning | claim, night | stats, night | claim ratio | stats ratio |");
-console.log("|---:|---:|---:|---:|---:|---:|---:|");
-for (const r of rows) {
+return rows;
+}
+
+/** The worse of morning and night p50, the figure the ratios compare. */
+export const worstP50 = (a: Latency, b: Latency) => Math.max(a.p50, b.p50);
+
+export function scaleTable(provider: string, rows: ScaleRow[]) {
+  const base = rows[0]!;
+  const ms = (x: number) => x.toFixed(3);
   const ratio = (a: number, b: number) => `${(a / b).toFixed(2)}×`;
-  console.log(
-    `| ${r.keywords} | ${ms(r.claimMorning.p50)} / ${ms(r.claimMorning.p99)} | ${ms(r.statsMorning.p50)} / ${ms(r.statsMorning.p99)} | ` +
-      `${ms(r.claimNight.p50)} / ${ms(r.claimNight.p99)} | ${ms(r.statsNight.p50)} / ${ms(r.statsNight.p99)} | ` +
-      `${ratio(Math.max(r.claimMorning.p50, r.claimNight.p50), Math.max(base.claimMorning.p50, base.claimNight.p50))} | ` +
-      `${ratio(Math.max(r.statsMorning.p50, r.statsNight.p50), Math.max(base.statsMorning.p50, base.statsNight.p50))} |`,
-  );
+  const out = [
+    `${provider}: latency in ms (p50 / p99), and p50 relative to ${base.keywords} keywords`,
+    "",
+    "| keywords | claim, morning | stats, morning | claim, night | stats, night | claim ratio | stats ratio |",
+    "|---:|---:|---:|---:|---:|---:|---:|",
+  ];
+  for (const r of rows) {
+    out.push(
+      `| ${r.keywords} | ${ms(r.claimMorning.p50)} / ${ms(r.claimMorning.p99)} | ${ms(r.statsMorning.p50)} / ${ms(r.statsMorning.p99)} | ` +
+        `${ms(r.claimNight.p50)} / ${ms(r.claimNight.p99)} | ${ms(r.statsNight.p50)} / ${ms(r.statsNight.p99)} | ` +
+        `${ratio(worstP50(r.claimMorning, r.claimNight), worstP50(base.claimMorning, base.claimNight))} | ` +
+        `${ratio(worstP50(r.statsMorning, r.statsNight), worstP50(base.statsMorning, base.statsNight))} |`,
+    );
+  }
+  return out.join("\n");
+}
+
+if (import.meta.url === pathToFileURL(process.argv[1] ?? "").href) {
+  const opts = new Command("bench:scale")
+    .option("--sizes <list>", "keyword counts, comma-separated", "10000,100000,1000000")
+    .option("--db <provider>", "sqlite or postgres", "sqlite")
+    .option("--samples <n>", "operations timed per measurement", "300")
+    .parse()
+    .opts<{ sizes: string; db: "sqlite" | "postgres"; samples: string }>();
+  const rows = await runScale(opts.db, opts.sizes.split(",").map(Number), Number(opts.samples));
+  console.log(`\n${scaleTable(opts.db, rows)}`);
 }

@@ -38,17 +38,20 @@ export interface LoadedKeyword {
  * queue instead of all but one losing the compare-and-set; SQLite runs one write transaction at a
  * time anyway.
  */
-export async function loadKeyword(tx: SqlTx, provider: Provider, keywordId: number, today: string, page: number | null) {
+export async function loadKeyword(tx: SqlTx, provider: Provider, keywordId: number, today: string, page: number | null, locked = false) {
   // Lock in a statement of its own: under READ COMMITTED a statement that waited for the lock
   // re-reads the locked row but not the rows joined to it, so the page report must be read after.
-  if (provider === "postgres") await tx.query(Prisma.sql`SELECT 1 FROM "Keyword" WHERE "id" = ${keywordId} FOR UPDATE`);
+  // Without a page there is nothing joined that a lock wait could leave stale (the keyword row
+  // itself is re-read, the source's rules do not depend on it): lock and read in one statement.
+  const lockHere = provider === "postgres" && !locked && page === null;
+  if (provider === "postgres" && !locked && !lockHere) await lockKeywords(tx, [keywordId]);
   const rows = await tx.query<Keyword & { s_maxPages: number; s_maxRetries: number; s_stale: number; p_jobs: number | null }>(Prisma.sql`
     SELECT k.*, s."maxPages" AS "s_maxPages", s."maxRetries" AS "s_maxRetries", s."staleAfterSeconds" AS "s_stale",
            p."jobsFound" AS "p_jobs"
       FROM "Keyword" k
       JOIN "Source" s ON s."id" = k."sourceId"
       LEFT JOIN "PageReport" p ON p."keywordId" = k."id" AND p."crawlDate" = ${today} AND p."page" = ${page ?? 0}
-     WHERE k."id" = ${keywordId}`);
+     WHERE k."id" = ${keywordId} ${lockHere ? Prisma.sql`FOR UPDATE OF k` : Prisma.empty}`);
   const row = rows[0];
   if (!row) return null;
   const { s_maxPages, s_maxRetries, s_stale, p_jobs, ...keyword } = row;
@@ -59,16 +62,78 @@ export async function loadKeyword(tx: SqlTx, provider: Provider, keywordId: numb
   } satisfies LoadedKeyword;
 }
 
+/**
+ * PostgreSQL: lock keyword rows for the transaction, in id order (so two batches over the same
+ * keywords queue instead of deadlocking). SQLite's single writer needs no lock.
+ */
+export async function lockKeywords(tx: SqlTx, ids: number[]) {
+  const sorted = [...new Set(ids)].sort((a, b) => a - b);
+  await tx.query(Prisma.sql`SELECT 1 FROM "Keyword" WHERE "id" IN (${Prisma.join(sorted)}) ORDER BY "id" FOR UPDATE`);
+}
+
 /** Compare-and-set: writes `patch` only if the row still has `version`. Returns rows changed (0 or 1). */
 export function updateKeyword(tx: SqlTx, provider: Provider, id: number, version: number, patch: KeywordPatch, now: Date) {
+  return tx.execute(updateStatement(provider, id, version, patch, now));
+}
+
+function updateStatement(provider: Provider, id: number, version: number, patch: KeywordPatch, now: Date) {
   const sets = Object.entries(patch).map(([column, value]) => {
     if (!PATCHABLE.has(column as keyof KeywordPatch)) throw new Error(`not a crawl-state column: ${column}`);
     const v = column === "status" ? status(provider, value as CrawlStatus) : Prisma.sql`${value}`;
     return Prisma.sql`${Prisma.raw(`"${column}"`)} = ${v}`;
   });
-  return tx.execute(Prisma.sql`
+  return Prisma.sql`
     UPDATE "Keyword" SET ${Prisma.join(sets)}, "version" = "version" + 1, "updatedAt" = ${now}
-     WHERE "id" = ${id} AND "version" = ${version}`);
+     WHERE "id" = ${id} AND "version" = ${version}`;
+}
+
+export interface KeywordWrite {
+  id: number;
+  version: number;
+  patch: KeywordPatch;
+  now: Date;
+  pageReport?: { sourceId: string; crawlDate: string; page: number; jobsFound: number; crawlerId: string };
+  event?: { sourceId: string; crawlDate: string; from: CrawlStatus; to: CrawlStatus; reason: string; crawlerId: string };
+  /** Counter deltas (merged, sorted) to apply with it: only when this is the transaction's one keyword write. */
+  counters?: { sourceId: string; deltas: CounterDelta[] };
+}
+
+/**
+ * PostgreSQL: a keyword's compare-and-set, its page report, its event and (optionally) the
+ * counters in ONE statement (data-modifying CTEs), one round trip instead of four. Everything
+ * after the UPDATE is written only if the UPDATE matched (`FROM u`). Returns rows updated (0 or 1).
+ */
+export async function writeKeywordPostgres(tx: SqlTx, w: KeywordWrite): Promise<number> {
+  const parts: Prisma.Sql[] = [Prisma.sql`u AS (${updateStatement("postgres", w.id, w.version, w.patch, w.now)} RETURNING "id")`];
+  if (w.pageReport) {
+    const r = w.pageReport;
+    parts.push(Prisma.sql`p AS (
+      INSERT INTO "PageReport" ("keywordId", "sourceId", "crawlDate", "page", "jobsFound", "crawlerId", "reportedAt")
+      SELECT u."id", ${r.sourceId}, ${r.crawlDate}, ${r.page}::int, ${r.jobsFound}::int, ${r.crawlerId}, ${w.now}::timestamp FROM u
+      ON CONFLICT ("keywordId", "crawlDate", "page")
+      DO UPDATE SET "jobsFound" = excluded."jobsFound", "crawlerId" = excluded."crawlerId", "reportedAt" = excluded."reportedAt")`);
+  }
+  if (w.event) {
+    const e = w.event;
+    parts.push(Prisma.sql`e AS (
+      INSERT INTO "CrawlEvent" ("keywordId", "sourceId", "crawlDate", "from", "to", "reason", "crawlerId", "at")
+      SELECT u."id", ${e.sourceId}, ${e.crawlDate}, ${status("postgres", e.from)}, ${status("postgres", e.to)}, ${e.reason}, ${e.crawlerId},
+             ${w.now}::timestamp FROM u)`);
+  }
+  if (w.counters?.deltas.length) {
+    const rows = w.counters.deltas.map(
+      (d) => Prisma.sql`(${d.crawlDate}, ${status("postgres", d.status)}, ${d.shard}::int, ${d.keywords}::int, ${d.jobsFound}::int, ${d.pagesCrawled}::int)`,
+    );
+    parts.push(Prisma.sql`c AS (
+      INSERT INTO "CrawlCounter" ("sourceId", "crawlDate", "status", "shard", "keywords", "jobsFound", "pagesCrawled")
+      SELECT ${w.counters.sourceId}, v.* FROM (VALUES ${Prisma.join(rows)}) v WHERE EXISTS (SELECT 1 FROM u)
+      ON CONFLICT ("sourceId", "crawlDate", "status", "shard") DO UPDATE SET
+        "keywords" = "CrawlCounter"."keywords" + excluded."keywords",
+        "jobsFound" = "CrawlCounter"."jobsFound" + excluded."jobsFound",
+        "pagesCrawled" = "CrawlCounter"."pagesCrawled" + excluded."pagesCrawled")`);
+  }
+  const [row] = await tx.query<{ n: number }>(Prisma.sql`WITH ${Prisma.join(parts)} SELECT count(*)::int AS "n" FROM u`);
+  return row!.n;
 }
 
 /** Record a page of a crawl day; a repeat of the page replaces its count (counted once). */
@@ -175,4 +240,32 @@ export function claimCandidates(
   const lock = provider === "postgres" ? Prisma.sql`FOR UPDATE SKIP LOCKED` : Prisma.empty;
   return tx.query<Keyword>(Prisma.sql`
     SELECT * FROM "Keyword" WHERE ${q.where} ${notIn} ORDER BY ${q.order} LIMIT ${take} ${lock}`);
+}
+
+/**
+ * PostgreSQL: the candidates of every pick in one statement (one round trip instead of four),
+ * each pick its own index range read with SKIP LOCKED, then the first `take` in priority order.
+ * A pick may lock up to `take` rows it does not return; they are released at commit.
+ */
+export async function claimCandidatesAllPostgres(
+  tx: SqlTx,
+  source: Source,
+  day: { today: string; todayStart: Date },
+  take: number,
+  skip: number[],
+) {
+  const notIn = skip.length ? Prisma.sql`AND "id" NOT IN (${Prisma.join(skip)})` : Prisma.empty;
+  const picks = CLAIM_ORDER.map((pick, i) => {
+    const q = candidateQuery(pick, source, day.today, day.todayStart);
+    return Prisma.sql`${Prisma.raw(`p${i}`)} AS (
+      SELECT *, ${Prisma.raw(String(i))} AS "pick" FROM "Keyword" WHERE ${q.where} ${notIn} ORDER BY ${q.order} LIMIT ${take} FOR UPDATE SKIP LOCKED)`;
+  });
+  const all = Prisma.raw(CLAIM_ORDER.map((_, i) => `SELECT * FROM p${i}`).join(" UNION ALL "));
+  const rows = await tx.query<Keyword & { pick: number }>(Prisma.sql`WITH ${Prisma.join(picks)} ${all}`);
+  // UNION ALL of materialised CTEs keeps each pick's order; a stable sort by pick makes sure.
+  return rows
+    .map((r, i) => ({ r, i }))
+    .sort((a, b) => a.r.pick - b.r.pick || a.i - b.i)
+    .slice(0, take)
+    .map(({ r: { pick: _pick, ...kw } }) => kw as Keyword);
 }

@@ -55,6 +55,43 @@ const newLeaseToken = () => randomBytes(18).toString("base64url");
 
 class CasConflict extends Error {}
 
+export interface ProgressInput {
+  keywordId: number;
+  leaseToken: string;
+  page: number;
+  totalPages?: number | null;
+  jobsFound: number;
+}
+export interface CompleteInput {
+  keywordId: number;
+  leaseToken: string;
+  status: CrawlStatus;
+  errorMessage?: string | null;
+}
+/** One item of a batch: the keyword after the event, or why it was refused (nothing written). */
+export interface BatchResult {
+  keywordId: number;
+  keyword?: Keyword;
+  error?: { code: string; message: string };
+}
+
+const errorOf = (e: { message: string; extensions: Record<string, unknown> }) => ({ code: String(e.extensions.code), message: e.message });
+
+const progressEvent = (input: ProgressInput, at: { now: Date; today: string }, previousJobsOnPage: number | null): CrawlEventInput => ({
+  type: "PROGRESS",
+  leaseToken: input.leaseToken,
+  page: input.page,
+  totalPages: input.totalPages,
+  jobsOnPage: input.jobsFound,
+  previousJobsOnPage,
+  ...at,
+});
+
+const completeEvent = (input: CompleteInput, at: { now: Date; today: string }): CrawlEventInput =>
+  input.status === CrawlStatus.COMPLETED
+    ? { type: "COMPLETE", leaseToken: input.leaseToken, ...at }
+    : { type: "FAIL", leaseToken: input.leaseToken, errorMessage: input.errorMessage ?? "", ...at };
+
 export class CrawlStore {
   private listeners = new Set<ChangeListener>();
 
@@ -72,25 +109,37 @@ export class CrawlStore {
     for (const l of this.listeners) l(change);
   }
 
-  /** Write one accepted decision: CAS update, page report, event. Throws CasConflict if raced. */
-  private async apply(tx: SqlTx, kw: Keyword, d: Accepted, crawlerId: string, today: string, now: Date, log: Journal): Promise<Keyword> {
+  /**
+   * Write one accepted decision: CAS update, page report, event. Throws CasConflict if raced.
+   * `alone`: this is the transaction's only keyword write, so its counters go with it (on
+   * PostgreSQL in the same statement) instead of in settle().
+   */
+  private async apply(
+    tx: SqlTx, kw: Keyword, d: Accepted, crawlerId: string, today: string, now: Date, log: Journal, alone = false,
+  ): Promise<Keyword> {
     if (Object.keys(d.patch).length === 0) return kw;
     const provider = this.db.provider;
-    if ((await sql.updateKeyword(tx, provider, kw.id, kw.version, d.patch, now)) !== 1) throw new CasConflict();
-    if (d.dropPageReports) await sql.deletePageReports(tx, kw.id, today);
-    if (d.pageReport) {
-      await sql.upsertPageReport(tx, { keywordId: kw.id, sourceId: kw.sourceId, crawlDate: today, ...d.pageReport, crawlerId, at: now });
-    }
-    if (d.from !== d.to) {
-      await sql.insertEvent(tx, provider, {
-        keywordId: kw.id, sourceId: kw.sourceId, crawlDate: today, from: d.from, to: d.to, reason: d.reason, crawlerId, at: now,
-      });
-    }
     const after = { ...kw, ...(d.patch as Partial<Keyword>), version: kw.version + 1, updatedAt: now };
+    const deltas = counterDeltas(kw, after, today);
+    const event = d.from !== d.to ? { sourceId: kw.sourceId, crawlDate: today, from: d.from, to: d.to, reason: d.reason, crawlerId } : undefined;
+    const pageReport = d.pageReport ? { sourceId: kw.sourceId, crawlDate: today, ...d.pageReport, crawlerId } : undefined;
+    if (provider === "postgres" && !d.dropPageReports) {
+      // One round trip for the whole write.
+      const counters = alone ? { sourceId: kw.sourceId, deltas: mergeDeltas(deltas) } : undefined;
+      if ((await sql.writeKeywordPostgres(tx, { id: kw.id, version: kw.version, patch: d.patch, now, pageReport, event, counters })) !== 1) {
+        throw new CasConflict();
+      }
+      if (!alone) log.counters.push(...deltas);
+    } else {
+      if ((await sql.updateKeyword(tx, provider, kw.id, kw.version, d.patch, now)) !== 1) throw new CasConflict();
+      if (d.dropPageReports) await sql.deletePageReports(tx, kw.id, today);
+      if (pageReport) await sql.upsertPageReport(tx, { keywordId: kw.id, ...pageReport, at: now });
+      if (event) await sql.insertEvent(tx, provider, { keywordId: kw.id, ...event, at: now });
+      log.counters.push(...deltas);
+    }
     log.keywordIds.push(kw.id);
     if (d.pageReport) log.pageReports++;
-    if (d.from !== d.to) log.transitions.push({ from: d.from, to: d.to, reason: d.reason, crawlerId });
-    log.counters.push(...counterDeltas(kw, after, today));
+    if (event) log.transitions.push({ from: d.from, to: d.to, reason: d.reason, crawlerId });
     return after;
   }
 
@@ -120,7 +169,7 @@ export class CrawlStore {
           const d = decide(row, source, makeEvent(row, { now, today }, previousJobsOnPage));
           if (!d.ok) throw apiError(d.code, d.message, { keywordId: String(keywordId) });
           const log = journal(row.sourceId);
-          const kw = await this.apply(tx, row, d, row.crawlerId, today, now, log);
+          const kw = await this.apply(tx, row, d, row.crawlerId, today, now, log, true);
           await this.settle(tx, log);
           return { kw, log };
         });
@@ -131,6 +180,57 @@ export class CrawlStore {
         throw e;
       }
     }
+  }
+
+  /**
+   * Run one event against each of several keywords in ONE transaction (a batch of reports or
+   * completions). Each item is decided on what the transaction read, after the items before it;
+   * a refused item changes nothing and gets its typed error, the others commit together.
+   */
+  private async transitionMany<I extends { keywordId: number }>(
+    items: I[],
+    makeEvent: (item: I, kw: Keyword, at: { now: Date; today: string }, previousJobsOnPage: number | null) => CrawlEventInput,
+    pageOf: (item: I) => number | null = () => null,
+  ): Promise<BatchResult[]> {
+    if (!items.length) return [];
+    const now = this.calendar.now();
+    const today = this.calendar.today();
+    const logs = new Map<string, Journal>();
+    const results = await this.db.transaction(async (tx) => {
+      if (this.db.provider === "postgres") await sql.lockKeywords(tx, items.map((i) => i.keywordId));
+      const out: BatchResult[] = [];
+      for (const item of items) {
+        const loaded = await sql.loadKeyword(tx, this.db.provider, item.keywordId, today, pageOf(item), true);
+        if (!loaded) {
+          out.push({ keywordId: item.keywordId, error: errorOf(notFound(`keyword ${item.keywordId} does not exist`)) });
+          continue;
+        }
+        const { keyword: row, source, previousJobsOnPage } = loaded;
+        const d = decide(row, source, makeEvent(item, row, { now, today }, previousJobsOnPage));
+        if (!d.ok) {
+          out.push({ keywordId: item.keywordId, error: { code: d.code, message: d.message } });
+          continue;
+        }
+        let log = logs.get(row.sourceId);
+        if (!log) logs.set(row.sourceId, (log = journal(row.sourceId)));
+        // The rows are ours (locked, or SQLite's single writer): the compare-and-set cannot lose.
+        out.push({ keywordId: item.keywordId, keyword: await this.apply(tx, row, d, row.crawlerId, today, now, log) });
+      }
+      for (const log of logs.values()) await this.settle(tx, log);
+      return out;
+    });
+    for (const log of logs.values()) if (log.keywordIds.length) this.emit(log);
+    return results;
+  }
+
+  /** Several page reports in one transaction; per-item keyword or error (see reportPageProgress). */
+  reportPagesProgress(inputs: ProgressInput[]) {
+    return this.transitionMany(inputs, (input, _kw, at, previousJobsOnPage) => progressEvent(input, at, previousJobsOnPage), (i) => i.page);
+  }
+
+  /** Several completions in one transaction; per-item keyword or error (see complete). */
+  completeMany(inputs: CompleteInput[]) {
+    return this.transitionMany(inputs, (input, _kw, at) => completeEvent(input, at));
   }
 
   /**
@@ -147,28 +247,34 @@ export class CrawlStore {
       if (!source) throw notFound(`source "${sourceId}" does not exist`);
       if (!source.enabled) return [];
       const claims: Claim[] = [];
-      // Candidates seen in this claim; the next read of a group skips them.
+      // Candidates seen in this claim; the next read skips them.
       const skip = new Set<number>();
-      for (const pick of sql.CLAIM_ORDER) {
-        // Read a group again while it may hold more: a candidate finished on the spot (no pages
-        // left) or won by a concurrent claimer (PostgreSQL) does not fill the claim.
-        for (;;) {
-          const want = limit - claims.length;
-          if (want <= 0) break;
-          const rows = await sql.claimCandidates(tx, this.db.provider, source, { today, todayStart }, pick, want, [...skip]);
-          for (const kw of rows) {
-            skip.add(kw.id);
-            const leaseToken = newLeaseToken();
-            const d = decide(kw, source, { type: "CLAIM", crawlerId, leaseToken, now, today });
-            if (!d.ok) continue;
-            try {
-              const keyword = await this.apply(tx, kw, d, crawlerId, today, now, log);
-              if (d.to === CrawlStatus.CRAWLING) claims.push({ keyword, leaseToken, startPage: d.startPage!, resumed: d.resumed! });
-            } catch (e) {
-              if (!(e instanceof CasConflict)) throw e;
-            }
+      /** Lease what a read found; true when it may hold more (it returned all it was asked for). */
+      const take = async (read: (want: number) => Promise<Keyword[]>) => {
+        const want = limit - claims.length;
+        if (want <= 0) return false;
+        const rows = await read(want);
+        for (const kw of rows) {
+          skip.add(kw.id);
+          const leaseToken = newLeaseToken();
+          const d = decide(kw, source, { type: "CLAIM", crawlerId, leaseToken, now, today });
+          if (!d.ok) continue;
+          try {
+            const keyword = await this.apply(tx, kw, d, crawlerId, today, now, log, limit === 1 && log.keywordIds.length === 0);
+            if (d.to === CrawlStatus.CRAWLING) claims.push({ keyword, leaseToken, startPage: d.startPage!, resumed: d.resumed! });
+          } catch (e) {
+            if (!(e instanceof CasConflict)) throw e;
           }
-          if (rows.length < want) break; // the group is exhausted
+        }
+        return rows.length === want;
+      };
+      // Read again while a read may hold more: a candidate finished on the spot (no pages left) or
+      // won by a concurrent claimer (PostgreSQL) does not fill the claim.
+      if (this.db.provider === "postgres") {
+        while (await take((want) => sql.claimCandidatesAllPostgres(tx, source, { today, todayStart }, want, [...skip])));
+      } else {
+        for (const pick of sql.CLAIM_ORDER) {
+          while (await take((want) => sql.claimCandidates(tx, this.db.provider, source, { today, todayStart }, pick, want, [...skip])));
         }
       }
       await this.settle(tx, log);
@@ -178,31 +284,15 @@ export class CrawlStore {
     return claims;
   }
 
-  reportPageProgress(input: { keywordId: number; leaseToken: string; page: number; totalPages?: number | null; jobsFound: number }) {
-    return this.transition(
-      input.keywordId,
-      (_kw, at, previousJobsOnPage) => ({
-        type: "PROGRESS",
-        leaseToken: input.leaseToken,
-        page: input.page,
-        totalPages: input.totalPages,
-        jobsOnPage: input.jobsFound,
-        previousJobsOnPage,
-        ...at,
-      }),
-      { page: input.page },
-    );
+  reportPageProgress(input: ProgressInput) {
+    return this.transition(input.keywordId, (_kw, at, previousJobsOnPage) => progressEvent(input, at, previousJobsOnPage), { page: input.page });
   }
 
-  complete(input: { keywordId: number; leaseToken: string; status: CrawlStatus; errorMessage?: string | null }) {
+  complete(input: CompleteInput) {
     if (input.status !== CrawlStatus.COMPLETED && input.status !== CrawlStatus.FAILED) {
       return Promise.reject(apiError(ErrorCode.BAD_USER_INPUT, `status must be COMPLETED or FAILED, not ${input.status}`));
     }
-    return this.transition(input.keywordId, (_kw, at) =>
-      input.status === CrawlStatus.COMPLETED
-        ? { type: "COMPLETE", leaseToken: input.leaseToken, ...at }
-        : { type: "FAIL", leaseToken: input.leaseToken, errorMessage: input.errorMessage ?? "", ...at },
-    );
+    return this.transition(input.keywordId, (_kw, at) => completeEvent(input, at));
   }
 
   release(keywordId: number, leaseToken: string) {

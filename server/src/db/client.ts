@@ -75,6 +75,8 @@ class SqliteConnection {
     // only the last transactions before a power loss are at risk, for ~7× write speed.
     this.conn.pragma("synchronous = NORMAL");
     this.conn.pragma("foreign_keys = ON");
+    this.conn.pragma("cache_size = -65536");
+    this.conn.pragma("wal_autocheckpoint = 10000");
   }
 
   private prepare(text: string) {
@@ -183,6 +185,16 @@ const pgTypes = {
 };
 const pgValue = (v: unknown) => (v instanceof Date ? v.toISOString() : v === undefined ? null : v);
 
+/** Distinct statement texts given a name (prepared once per connection); beyond it, unnamed. */
+const PG_PREPARED_MAX = 500;
+const pgNames = new Map<string, string>();
+/** A query config that node-postgres prepares once per connection and then only executes. */
+function pgQuery(sql: Prisma.Sql) {
+  let name = pgNames.get(sql.text);
+  if (!name && pgNames.size < PG_PREPARED_MAX) pgNames.set(sql.text, (name = `ccp_${pgNames.size}`));
+  return { text: sql.text, values: sql.values.map(pgValue), ...(name ? { name } : {}) };
+}
+
 export interface OpenOptions {
   /** PostgreSQL: connections for writes; reads get half as many again. @default 20 */
   poolMax?: number;
@@ -203,7 +215,7 @@ async function openPostgres(url: string, { poolMax = 20 }: OpenOptions): Promise
   return {
     provider: "postgres",
     reader,
-    query: async <T>(sql: Prisma.Sql) => (await pool.query(sql.text, sql.values.map(pgValue))).rows as T[],
+    query: async <T>(sql: Prisma.Sql) => (await pool.query(pgQuery(sql))).rows as T[],
     async transaction(fn) {
       const client = await pool.connect();
       let broken = false;
@@ -214,7 +226,7 @@ async function openPostgres(url: string, { poolMax = 20 }: OpenOptions): Promise
         broken = true;
       };
       client.on("error", onError);
-      const run = (sql: Prisma.Sql) => client.query(sql.text, sql.values.map(pgValue));
+      const run = (sql: Prisma.Sql) => client.query(pgQuery(sql));
       try {
         await client.query("BEGIN");
         const result = await fn({

@@ -1,7 +1,7 @@
 // The spider's cycle: claim → reportPageProgress (each page; also the heartbeat) → reportCrawlComplete,
 // or releaseKeyword on a graceful stop. Every operation goes through the crawl store.
 import { z } from "zod";
-import type { Claim } from "../crawl/store.ts";
+import type { BatchResult, Claim } from "../crawl/store.ts";
 import { CrawlStatus } from "../crawl/rules.ts";
 import { builder } from "./builder.ts";
 import { CrawlStatusEnum, KeywordRef } from "./keyword.ts";
@@ -39,6 +39,23 @@ const ReportCrawlCompleteInput = builder.inputType("ReportCrawlCompleteInput", {
   }),
 });
 
+const ItemErrorRef = builder.objectRef<{ code: string; message: string }>("ItemError").implement({
+  description: "Why one item of a batch was refused; the same codes as a single operation's extensions.code.",
+  fields: (t) => ({ code: t.exposeString("code"), message: t.exposeString("message") }),
+});
+
+const KeywordResultRef = builder.objectRef<BatchResult>("KeywordResult").implement({
+  description: "One item of a batch, in input order: the keyword after the event, or the error that refused it (nothing written for it).",
+  fields: (t) => ({
+    keywordId: t.id({ resolve: (r) => String(r.keywordId) }),
+    keyword: t.field({ type: KeywordRef, nullable: true, resolve: (r) => r.keyword ?? null }),
+    error: t.field({ type: ItemErrorRef, nullable: true, resolve: (r) => r.error ?? null }),
+  }),
+});
+
+/** Items one batch mutation may carry. */
+export const MAX_BATCH = 100;
+
 // Schemas are built once: zod compiles each on first use, too costly per request.
 const claimArgs = z.object({ source: sourceId, crawlerId, limit: z.number().int().min(1).max(MAX_CLAIM_LIMIT) });
 const leaseArgs = z.object({ keywordId: idInt, leaseToken });
@@ -53,7 +70,27 @@ const completeArgs = leaseArgs.extend({
   errorMessage: errorMessage.nullish(),
 });
 
+const batchOf = <S extends z.ZodType>(item: S) => z.object({ inputs: z.array(item).min(1).max(MAX_BATCH) });
+const progressBatch = batchOf(progressArgs);
+const completeBatch = batchOf(completeArgs);
+
 builder.mutationFields((t) => ({
+  reportPagesProgress: t.field({
+    type: [KeywordResultRef],
+    authScopes: { spider: true },
+    description: `reportPageProgress for up to ${MAX_BATCH} pages (of one or several keywords) in one transaction. Results in input order; a refused item (LEASE_LOST, INVALID_TRANSITION, …) changes nothing, the others commit. Bad input refuses the whole batch.`,
+    args: { inputs: t.arg({ type: [ReportPageProgressInput], required: true }) },
+    resolve: (_root, args, ctx) => ctx.store.reportPagesProgress(parseInput(progressBatch, args).inputs),
+  }),
+
+  reportCrawlsComplete: t.field({
+    type: [KeywordResultRef],
+    authScopes: { spider: true },
+    description: `reportCrawlComplete for up to ${MAX_BATCH} keywords in one transaction. Results in input order; a refused item changes nothing, the others commit. Bad input refuses the whole batch.`,
+    args: { inputs: t.arg({ type: [ReportCrawlCompleteInput], required: true }) },
+    resolve: (_root, args, ctx) => ctx.store.completeMany(parseInput(completeBatch, args).inputs),
+  }),
+
   claimKeywords: t.field({
     type: [ClaimRef],
     authScopes: { spider: true },

@@ -1,0 +1,76 @@
+// The established job queues the bench compares against, each doing the same job as a claim →
+// complete cycle with nothing in between: pg-boss (fetch + complete, on PostgreSQL) and BullMQ
+// (a Worker running no-op jobs, on Redis). Each run starts from a fresh schema / queue of its own
+// and removes it afterwards.
+import { randomBytes } from "node:crypto";
+import { performance } from "node:perf_hooks";
+import pg from "pg";
+import { PgBoss } from "pg-boss";
+import { Queue, Worker } from "bullmq";
+
+/**
+ * pg-boss: `jobs` jobs queued, then `concurrency` workers each loop fetch(1) → complete until the
+ * queue is empty. Returns jobs completed per second.
+ */
+export async function pgBossCycles(url: string, jobs: number, concurrency: number): Promise<{ ops: number; seconds: number }> {
+  const schema = `pgboss_bench_${randomBytes(4).toString("hex")}`;
+  const boss = new PgBoss({ connectionString: url, schema, supervise: false, schedule: false, max: Math.max(4, concurrency + 2) });
+  boss.on("error", () => {});
+  await boss.start();
+  try {
+    const queue = "bench";
+    await boss.createQueue(queue);
+    for (let i = 0; i < jobs; i += 1000) {
+      await boss.insert(queue, Array.from({ length: Math.min(1000, jobs - i) }, (_, j) => ({ data: { n: i + j } })));
+    }
+    let done = 0;
+    const t0 = performance.now();
+    await Promise.all(
+      Array.from({ length: concurrency }, async () => {
+        for (;;) {
+          const [job] = await boss.fetch(queue);
+          if (!job) return;
+          await boss.complete(queue, job.id);
+          done++;
+        }
+      }),
+    );
+    return { ops: done, seconds: (performance.now() - t0) / 1000 };
+  } finally {
+    await boss.stop({ graceful: false }).catch(() => {});
+    const c = new pg.Client({ connectionString: url });
+    await c.connect();
+    await c.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+    await c.end();
+  }
+}
+
+/** BullMQ: `jobs` no-op jobs added, then one Worker at `concurrency` until all completed. */
+export async function bullmqCycles(redisUrl: string, jobs: number, concurrency: number): Promise<{ ops: number; seconds: number }> {
+  const u = new URL(redisUrl);
+  const connection = { host: u.hostname, port: Number(u.port || 6379), maxRetriesPerRequest: null };
+  const name = `ccp-bench-${randomBytes(4).toString("hex")}`;
+  const queue = new Queue(name, { connection });
+  try {
+    for (let i = 0; i < jobs; i += 1000) {
+      await queue.addBulk(
+        Array.from({ length: Math.min(1000, jobs - i) }, (_, j) => ({ name: "noop", data: { n: i + j }, opts: { removeOnComplete: true } })),
+      );
+    }
+    let done = 0;
+    let finish: () => void = () => {};
+    const finished = new Promise<void>((r) => (finish = r));
+    const t0 = performance.now();
+    const worker = new Worker(name, async () => {}, { connection, concurrency });
+    worker.on("completed", () => {
+      if (++done === jobs) finish();
+    });
+    await finished;
+    const seconds = (performance.now() - t0) / 1000;
+    await worker.close();
+    return { ops: done, seconds };
+  } finally {
+    await queue.obliterate({ force: true }).catch(() => {});
+    await queue.close();
+  }
+}
