@@ -7,11 +7,8 @@
 import { spawn } from "node:child_process";
 import pg from "pg";
 import { createToken, Role } from "../../server/src/auth/tokens.ts";
-import { openDatabase } from "../../server/src/db/client.ts";
-import { migrate } from "../../server/src/db/migrate.ts";
-import { seedSources } from "../../server/src/db/seed.ts";
 import { crossProduct, importKeywords } from "../../server/src/keywords/import.ts";
-import { createTestDatabase, postgresUnavailable } from "../../server/test/databases.ts";
+import { postgresUnavailable, preparedTestDatabase } from "../../server/test/databases.ts";
 import { cities, middayTimeZone } from "../../server/test/harness.ts";
 import { spawnServer } from "../../server/test/process.ts";
 import { Checks, type Provider, type Scenario, gql, sleep } from "../lib.ts";
@@ -42,10 +39,7 @@ async function terminateBackends(url: string) {
 }
 
 async function run(provider: Provider, quick: boolean, c: Checks) {
-  const tdb = await createTestDatabase(provider);
-  await migrate(tdb.url);
-  const db = await openDatabase(tdb.url);
-  await seedSources(db);
+  const { tdb, db } = await preparedTestDatabase(provider);
   await importKeywords(db, "qcwy", crossProduct(cities(100), ["db"]));
   const token = (await createToken(db, Role.SPIDER, "chaos")).token;
   await db.close();

@@ -34,7 +34,7 @@ const CLAIM = `mutation Cl($s: ID!, $c: String!, $l: Int) { claimKeywords(source
 const IMPORT = `mutation I($s: ID!, $c: [String!]!, $j: [String!]!) { importKeywords(source: $s, cities: $c, jobs: $j) { created } }`;
 const UPDATE = `mutation U($id: ID!, $i: UpdateSourceInput!) { updateSource(id: $id, input: $i) { id } }`;
 
-function arbitraries(keywordIds: string[], lease: string) {
+function arbitraries(keywordIds: string[], lease: string): fc.Arbitrary<FuzzRequest> {
   const realId = fc.constantFrom(...keywordIds);
   const someId = fc.oneof(realId, badId);
   const notTheLease = fc.oneof(fc.string({ maxLength: 80 }), fc.uuid()).filter((s) => s !== lease);

@@ -2,11 +2,8 @@
 // is killed; after a restart on the same database every acknowledged report is there, each
 // keyword's counters agree with its stored pages, and the leases still work.
 import { createToken, Role } from "../../server/src/auth/tokens.ts";
-import { openDatabase } from "../../server/src/db/client.ts";
-import { migrate } from "../../server/src/db/migrate.ts";
-import { seedSources } from "../../server/src/db/seed.ts";
 import { crossProduct, importKeywords } from "../../server/src/keywords/import.ts";
-import { createTestDatabase } from "../../server/test/databases.ts";
+import { preparedTestDatabase } from "../../server/test/databases.ts";
 import { cities, middayTimeZone } from "../../server/test/harness.ts";
 import { spawnServer, type ServerProcess } from "../../server/test/process.ts";
 import { Checks, gql, type Scenario, sleep } from "../lib.ts";
@@ -16,15 +13,9 @@ const REPORT = `mutation($i: ReportPageProgressInput!) { reportPageProgress(inpu
 
 async function trial(provider: "sqlite" | "postgres", c: Checks) {
   const failedBefore = c.failed;
-  const tdb = await createTestDatabase(provider);
+  const { tdb, db } = await preparedTestDatabase(provider);
   let server: ServerProcess | undefined;
-  const db = await (async () => {
-    await migrate(tdb.url);
-    const d = await openDatabase(tdb.url);
-    await seedSources(d);
-    await importKeywords(d, "qcwy", crossProduct(cities(100), ["kill"]));
-    return d;
-  })();
+  await importKeywords(db, "qcwy", crossProduct(cities(100), ["kill"]));
   try {
     const token = (await createToken(db, Role.SPIDER, "chaos")).token;
     const zone = middayTimeZone();

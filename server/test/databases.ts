@@ -7,6 +7,9 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import pg from "pg";
+import { type Database, openDatabase, type OpenOptions } from "../src/db/client.ts";
+import { migrate } from "../src/db/migrate.ts";
+import { seedSources } from "../src/db/seed.ts";
 import { Redis } from "ioredis";
 
 export interface TestDatabase {
@@ -57,6 +60,15 @@ export async function createTestDatabase(provider: "sqlite" | "postgres"): Promi
       await c.end();
     },
   };
+}
+
+/** A fresh database, migrated and with the sources seeded, and a handle on it (for a server process to share). */
+export async function preparedTestDatabase(provider: "sqlite" | "postgres", options: OpenOptions = {}): Promise<{ tdb: TestDatabase; db: Database }> {
+  const tdb = await createTestDatabase(provider);
+  await migrate(tdb.url);
+  const db = await openDatabase(tdb.url, options);
+  await seedSources(db);
+  return { tdb, db };
 }
 
 /** The providers to run on, with a printed note for each one skipped. */

@@ -1,10 +1,8 @@
 // Several real server processes on one database, for the scale-out tests: each is `tsx
 // server/src/main.ts` as `npm start` runs it, spawned by process.ts and killable with SIGKILL.
 import { createToken, Role } from "../src/auth/tokens.ts";
-import { type Database, openDatabase } from "../src/db/client.ts";
-import { migrate } from "../src/db/migrate.ts";
-import { seedSources } from "../src/db/seed.ts";
-import { createTestDatabase, type TestDatabase } from "./databases.ts";
+import type { Database } from "../src/db/client.ts";
+import { preparedTestDatabase, type TestDatabase } from "./databases.ts";
 import { middayTimeZone } from "./harness.ts";
 import { spawnServer, type ServerProcess } from "./process.ts";
 
@@ -44,10 +42,7 @@ export async function startCluster(
   env: Record<string, string> = {},
   prepare: (db: Database) => Promise<void> = async () => {},
 ): Promise<Cluster> {
-  const tdb = await createTestDatabase("postgres");
-  await migrate(tdb.url);
-  const db = await openDatabase(tdb.url, { poolMax: 4 });
-  await seedSources(db);
+  const { tdb, db } = await preparedTestDatabase("postgres", { poolMax: 4 });
   await prepare(db);
   const tokens = {
     spider: (await createToken(db, Role.SPIDER, "cluster-spider")).token,

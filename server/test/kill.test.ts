@@ -2,11 +2,9 @@
 // after a restart is consistent: jobsFound is the sum of the stored pages, every lease is whole.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createToken, Role } from "../src/auth/tokens.ts";
-import { type Database, openDatabase } from "../src/db/client.ts";
-import { migrate } from "../src/db/migrate.ts";
-import { seedSources } from "../src/db/seed.ts";
+import type { Database } from "../src/db/client.ts";
 import { importKeywords, crossProduct } from "../src/keywords/import.ts";
-import { createTestDatabase, type TestDatabase, testProviders } from "./databases.ts";
+import { preparedTestDatabase, type TestDatabase, testProviders } from "./databases.ts";
 import { spawnServer, type ServerProcess } from "./process.ts";
 import { cities, middayTimeZone } from "./harness.ts";
 
@@ -29,10 +27,7 @@ describe.each(await testProviders())("server killed under load on %s", (provider
   let server: ServerProcess | undefined;
 
   beforeAll(async () => {
-    tdb = await createTestDatabase(provider);
-    await migrate(tdb.url);
-    db = await openDatabase(tdb.url);
-    await seedSources(db);
+    ({ tdb, db } = await preparedTestDatabase(provider));
     await importKeywords(db, "qcwy", crossProduct(cities(100), ["kill"]));
     token = (await createToken(db, Role.SPIDER, "killer")).token;
   });

@@ -3,11 +3,9 @@
 import { createServer } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createToken, Role } from "../../server/src/auth/tokens.ts";
-import { type Database, openDatabase } from "../../server/src/db/client.ts";
-import { migrate } from "../../server/src/db/migrate.ts";
-import { seedSources } from "../../server/src/db/seed.ts";
+import type { Database } from "../../server/src/db/client.ts";
 import { importKeywords } from "../../server/src/keywords/import.ts";
-import { createTestDatabase, type TestDatabase, testProviders } from "../../server/test/databases.ts";
+import { preparedTestDatabase, type TestDatabase, testProviders } from "../../server/test/databases.ts";
 import { middayTimeZone } from "../../server/test/harness.ts";
 import { spawnServer, type ServerProcess } from "../../server/test/process.ts";
 import { pageCount } from "../sim/data.ts";
@@ -28,10 +26,7 @@ describe.each(await testProviders())("server restart mid-crawl on %s", (provider
   let sim: Sim;
   let server: ServerProcess | undefined;
   beforeAll(async () => {
-    tdb = await createTestDatabase(provider);
-    await migrate(tdb.url);
-    db = await openDatabase(tdb.url);
-    await seedSources(db);
+    ({ tdb, db } = await preparedTestDatabase(provider));
     sim = createSimServer({ seed: "restart" });
     await sim.start(0);
   });
