@@ -4,7 +4,7 @@
 // names are constants from this file; every value is a bound parameter.
 import { type Keyword, Prisma, type Source } from "../../../generated/sqlite/client.ts";
 import { enumParam, type Provider, type SqlTx } from "../db/client.ts";
-import type { CounterDelta } from "./counters.ts";
+import { COUNTER_SHARDS, type CounterDelta } from "./counters.ts";
 import type { CrawlStatus, KeywordPatch } from "./rules.ts";
 
 const status = (provider: Provider, value: CrawlStatus) => enumParam(provider, "CrawlStatus", value);
@@ -63,6 +63,29 @@ export async function loadKeyword(tx: SqlTx, provider: Provider, keywordId: numb
 }
 
 /**
+ * PostgreSQL: several keywords (with, per item, what its page recorded today) in one statement,
+ * without locks; `out[i]` answers `items[i]` (undefined: no such keyword).
+ */
+export async function loadKeywordsPostgres(tx: SqlTx, items: { id: number; page: number | null }[], today: string) {
+  const rows = await tx.query<Keyword & { s_maxPages: number; s_maxRetries: number; s_stale: number; p_jobs: number | null; i: number }>(Prisma.sql`
+    SELECT k.*, s."maxPages" AS "s_maxPages", s."maxRetries" AS "s_maxRetries", s."staleAfterSeconds" AS "s_stale",
+           p."jobsFound" AS "p_jobs", i."i"::int AS "i"
+      FROM unnest(${items.map((x) => x.id)}::int[], ${items.map((x) => x.page ?? 0)}::int[]) WITH ORDINALITY AS i ("id", "page", "i")
+      JOIN "Keyword" k ON k."id" = i."id"
+      JOIN "Source" s ON s."id" = k."sourceId"
+      LEFT JOIN "PageReport" p ON p."keywordId" = k."id" AND p."crawlDate" = ${today} AND p."page" = i."page"`);
+  const out: (LoadedKeyword | undefined)[] = new Array(items.length);
+  for (const { s_maxPages, s_maxRetries, s_stale, p_jobs, i, ...keyword } of rows) {
+    out[i - 1] = {
+      keyword: keyword as Keyword,
+      source: { id: keyword.sourceId, maxPages: s_maxPages, maxRetries: s_maxRetries, staleAfterSeconds: s_stale },
+      previousJobsOnPage: p_jobs,
+    };
+  }
+  return out;
+}
+
+/**
  * PostgreSQL: lock keyword rows for the transaction, in id order (so two batches over the same
  * keywords queue instead of deadlocking). SQLite's single writer needs no lock.
  */
@@ -87,54 +110,111 @@ function updateStatement(provider: Provider, id: number, version: number, patch:
      WHERE "id" = ${id} AND "version" = ${version}`;
 }
 
+/** One keyword's write: its full state after the event, guarded by the version it was read at. */
 export interface KeywordWrite {
-  id: number;
-  version: number;
-  patch: KeywordPatch;
-  now: Date;
-  pageReport?: { sourceId: string; crawlDate: string; page: number; jobsFound: number; crawlerId: string };
-  event?: { sourceId: string; crawlDate: string; from: CrawlStatus; to: CrawlStatus; reason: string; crawlerId: string };
-  /** Counter deltas (merged, sorted) to apply with it: only when this is the transaction's one keyword write. */
-  counters?: { sourceId: string; deltas: CounterDelta[] };
+  before: Pick<Keyword, "id" | "version" | "sourceId">;
+  after: Keyword;
+  /** Who the page report and the event are recorded for. */
+  crawlerId: string;
+  pageReport?: { page: number; jobsFound: number };
+  event?: { from: CrawlStatus; to: CrawlStatus; reason: string };
+  /** Forget the keyword's page reports of `today` (RESET). */
+  dropPageReports?: boolean;
 }
 
-/**
- * PostgreSQL: a keyword's compare-and-set, its page report, its event and (optionally) the
- * counters in ONE statement (data-modifying CTEs), one round trip instead of four. Everything
- * after the UPDATE is written only if the UPDATE matched (`FROM u`). Returns rows updated (0 or 1).
- */
-export async function writeKeywordPostgres(tx: SqlTx, w: KeywordWrite): Promise<number> {
-  const parts: Prisma.Sql[] = [Prisma.sql`u AS (${updateStatement("postgres", w.id, w.version, w.patch, w.now)} RETURNING "id")`];
-  if (w.pageReport) {
-    const r = w.pageReport;
-    parts.push(Prisma.sql`p AS (
-      INSERT INTO "PageReport" ("keywordId", "sourceId", "crawlDate", "page", "jobsFound", "crawlerId", "reportedAt")
-      SELECT u."id", ${r.sourceId}, ${r.crawlDate}, ${r.page}::int, ${r.jobsFound}::int, ${r.crawlerId}, ${w.now}::timestamp FROM u
-      ON CONFLICT ("keywordId", "crawlDate", "page")
-      DO UPDATE SET "jobsFound" = excluded."jobsFound", "crawlerId" = excluded."crawlerId", "reportedAt" = excluded."reportedAt")`);
-  }
-  if (w.event) {
-    const e = w.event;
-    parts.push(Prisma.sql`e AS (
-      INSERT INTO "CrawlEvent" ("keywordId", "sourceId", "crawlDate", "from", "to", "reason", "crawlerId", "at")
-      SELECT u."id", ${e.sourceId}, ${e.crawlDate}, ${status("postgres", e.from)}, ${status("postgres", e.to)}, ${e.reason}, ${e.crawlerId},
-             ${w.now}::timestamp FROM u)`);
-  }
-  if (w.counters?.deltas.length) {
-    const rows = w.counters.deltas.map(
-      (d) => Prisma.sql`(${d.crawlDate}, ${status("postgres", d.status)}, ${d.shard}::int, ${d.keywords}::int, ${d.jobsFound}::int, ${d.pagesCrawled}::int)`,
-    );
-    parts.push(Prisma.sql`c AS (
-      INSERT INTO "CrawlCounter" ("sourceId", "crawlDate", "status", "shard", "keywords", "jobsFound", "pagesCrawled")
-      SELECT ${w.counters.sourceId}, v.* FROM (VALUES ${Prisma.join(rows)}) v WHERE EXISTS (SELECT 1 FROM u)
-      ON CONFLICT ("sourceId", "crawlDate", "status", "shard") DO UPDATE SET
+const COUNTER_UPSERT = Prisma.raw(`ON CONFLICT ("sourceId", "crawlDate", "status", "shard") DO UPDATE SET
         "keywords" = "CrawlCounter"."keywords" + excluded."keywords",
         "jobsFound" = "CrawlCounter"."jobsFound" + excluded."jobsFound",
-        "pagesCrawled" = "CrawlCounter"."pagesCrawled" + excluded."pagesCrawled")`);
-  }
-  const [row] = await tx.query<{ n: number }>(Prisma.sql`WITH ${Prisma.join(parts)} SELECT count(*)::int AS "n" FROM u`);
+        "pagesCrawled" = "CrawlCounter"."pagesCrawled" + excluded."pagesCrawled"`);
+
+const cmp = (x: string, y: string) => (x < y ? -1 : x > y ? 1 : 0);
+
+/** Strings of Dates (or null) for a `timestamp[]` parameter. */
+const timestamps = (values: (Date | null)[]) => values.map((d) => (d ? d.toISOString() : null));
+
+/**
+ * PostgreSQL: any number of keyword writes — compare-and-set of each row's full crawl state, page
+ * reports, events, dropped page reports and the counters — in ONE statement (data-modifying CTEs
+ * over array parameters, so the statement text is the same for every batch size and is prepared
+ * once). The main query runs the UPDATE first (keyword rows are always locked before page reports
+ * and counters, as in a transaction); the other parts write only for rows it matched, and the
+ * counters, computed for the whole batch, only when every row matched.
+ *
+ * `strict` (a statement that commits by itself): when any row lost its compare-and-set the
+ * statement fails with division_by_zero (22012) and writes nothing — see isCasFailure(). Otherwise
+ * (inside a transaction, rows locked) it returns how many rows matched and the caller decides.
+ */
+export async function writeKeywordsPostgres(
+  tx: SqlTx,
+  writes: KeywordWrite[],
+  counters: { sourceId: string; deltas: CounterDelta[] }[],
+  at: { now: Date; today: string },
+  strict: boolean,
+): Promise<number> {
+  const a = writes.map((w) => w.after);
+  const reports = writes.filter((w) => w.pageReport);
+  const events = writes.filter((w) => w.event);
+  const drops = writes.filter((w) => w.dropPageReports).map((w) => w.before.id);
+  // One lock order for counter rows in every statement (see mergeDeltas), across sources too.
+  const deltas = counters
+    .flatMap((c) => c.deltas.map((d) => ({ sourceId: c.sourceId, ...d })))
+    .sort((x, y) => cmp(x.sourceId, y.sourceId) || cmp(x.crawlDate, y.crawlDate) || cmp(x.status, y.status) || x.shard - y.shard);
+  const [row] = await tx.query<{ n: number }>(Prisma.sql`
+    WITH v AS (
+      SELECT * FROM unnest(${writes.map((w) => w.before.id)}::int[], ${writes.map((w) => w.before.version)}::int[],
+        ${a.map((k) => k.status)}::"CrawlStatus"[], ${a.map((k) => k.crawlDate)}::text[], ${timestamps(a.map((k) => k.lastRequestedAt))}::timestamp[],
+        ${a.map((k) => k.lastCompletedPage)}::int[], ${a.map((k) => k.totalPages)}::int[], ${a.map((k) => k.jobsFound)}::int[],
+        ${a.map((k) => k.pagesCrawled)}::int[], ${timestamps(a.map((k) => k.crawlStartedAt))}::timestamp[],
+        ${timestamps(a.map((k) => k.heartbeatAt))}::timestamp[], ${a.map((k) => k.crawlerId)}::text[], ${a.map((k) => k.errorMessage)}::text[],
+        ${a.map((k) => k.retryCount)}::int[], ${a.map((k) => k.leaseToken)}::text[])
+      AS v ("id", "version", "status", "crawlDate", "lastRequestedAt", "lastCompletedPage", "totalPages", "jobsFound", "pagesCrawled",
+            "crawlStartedAt", "heartbeatAt", "crawlerId", "errorMessage", "retryCount", "leaseToken")),
+    u AS (
+      UPDATE "Keyword" k SET "status" = v."status", "crawlDate" = v."crawlDate", "lastRequestedAt" = v."lastRequestedAt",
+        "lastCompletedPage" = v."lastCompletedPage", "totalPages" = v."totalPages", "jobsFound" = v."jobsFound",
+        "pagesCrawled" = v."pagesCrawled", "crawlStartedAt" = v."crawlStartedAt", "heartbeatAt" = v."heartbeatAt",
+        "crawlerId" = v."crawlerId", "errorMessage" = v."errorMessage", "retryCount" = v."retryCount", "leaseToken" = v."leaseToken",
+        "version" = k."version" + 1, "updatedAt" = ${at.now}::timestamp
+      FROM v WHERE k."id" = v."id" AND k."version" = v."version"
+      RETURNING k."id"),
+    n AS (SELECT count(*)::int AS "n" FROM u),
+    p AS (
+      INSERT INTO "PageReport" ("keywordId", "sourceId", "crawlDate", "page", "jobsFound", "crawlerId", "reportedAt")
+      SELECT r."id", r."sourceId", ${at.today}, r."page", r."jobs", r."crawlerId", ${at.now}::timestamp
+        FROM unnest(${reports.map((w) => w.before.id)}::int[], ${reports.map((w) => w.before.sourceId)}::text[],
+                    ${reports.map((w) => w.pageReport!.page)}::int[], ${reports.map((w) => w.pageReport!.jobsFound)}::int[],
+                    ${reports.map((w) => w.crawlerId)}::text[]) AS r ("id", "sourceId", "page", "jobs", "crawlerId")
+        JOIN u ON u."id" = r."id"
+      ON CONFLICT ("keywordId", "crawlDate", "page")
+      DO UPDATE SET "jobsFound" = excluded."jobsFound", "crawlerId" = excluded."crawlerId", "reportedAt" = excluded."reportedAt"),
+    d AS (
+      DELETE FROM "PageReport" WHERE "crawlDate" = ${at.today} AND "keywordId" IN (SELECT u."id" FROM u WHERE u."id" = ANY(${drops}::int[]))),
+    e AS (
+      INSERT INTO "CrawlEvent" ("keywordId", "sourceId", "crawlDate", "from", "to", "reason", "crawlerId", "at")
+      SELECT r."id", r."sourceId", ${at.today}, r."from", r."to", r."reason", r."crawlerId", ${at.now}::timestamp
+        FROM unnest(${events.map((w) => w.before.id)}::int[], ${events.map((w) => w.before.sourceId)}::text[],
+                    ${events.map((w) => w.event!.from)}::"CrawlStatus"[], ${events.map((w) => w.event!.to)}::"CrawlStatus"[],
+                    ${events.map((w) => w.event!.reason)}::text[], ${events.map((w) => w.crawlerId)}::text[])
+             WITH ORDINALITY AS r ("id", "sourceId", "from", "to", "reason", "crawlerId", "i")
+        JOIN u ON u."id" = r."id"
+       ORDER BY r."i"),
+    c AS (
+      INSERT INTO "CrawlCounter" ("sourceId", "crawlDate", "status", "shard", "keywords", "jobsFound", "pagesCrawled")
+      SELECT r."sourceId", r."crawlDate", r."status", r."shard", r."keywords", r."jobsFound", r."pagesCrawled"
+        FROM unnest(${deltas.map((x) => x.sourceId)}::text[], ${deltas.map((x) => x.crawlDate)}::text[],
+                    ${deltas.map((x) => x.status)}::"CrawlStatus"[], ${deltas.map((x) => x.shard)}::int[],
+                    ${deltas.map((x) => x.keywords)}::int[], ${deltas.map((x) => x.jobsFound)}::int[],
+                    ${deltas.map((x) => x.pagesCrawled)}::int[])
+             WITH ORDINALITY AS r ("sourceId", "crawlDate", "status", "shard", "keywords", "jobsFound", "pagesCrawled", "i")
+       WHERE (SELECT "n" FROM n) = ${writes.length}::int
+       ORDER BY r."i"
+      ${COUNTER_UPSERT})
+    SELECT CASE WHEN ${strict}::boolean AND "n" <> ${writes.length}::int THEN 1 / ("n" - "n") ELSE "n" END AS "n" FROM n`);
   return row!.n;
 }
+
+/** The error writeKeywordsPostgres(strict) raises when a row lost its compare-and-set. */
+export const isCasFailure = (e: unknown) => (e as { code?: string }).code === "22012";
 
 /** Record a page of a crawl day; a repeat of the page replaces its count (counted once). */
 export function upsertPageReport(
@@ -192,7 +272,7 @@ export function addToCounters(tx: SqlTx, provider: Provider, sourceId: string, d
 export const CLAIM_ORDER = ["PARTIAL", "FAILED", "NEVER_REQUESTED", "REQUESTED_BEFORE_TODAY"] as const;
 export type ClaimPick = (typeof CLAIM_ORDER)[number];
 
-function candidateQuery(pick: ClaimPick, source: Source, today: string, todayStart: Date) {
+function candidateQuery(pick: ClaimPick, source: { id: string; maxRetries: number | Prisma.Sql }, today: string, todayStart: Date) {
   switch (pick) {
     case "PARTIAL":
       // index (sourceId, status, crawlDate, lastRequestedAt, id)
@@ -242,30 +322,98 @@ export function claimCandidates(
     SELECT * FROM "Keyword" WHERE ${q.where} ${notIn} ORDER BY ${q.order} LIMIT ${take} ${lock}`);
 }
 
+/** A claimed (or, with no pages left, finished) keyword as the claim statement returns it. */
+export type ClaimedRow = Keyword & {
+  /** Index in CLAIM_ORDER of the pick that found it. */
+  pick: number;
+  /** Nothing left to fetch (maxPages lowered since): COMPLETED instead of leased. */
+  done: boolean;
+  fromStatus: CrawlStatus;
+  /** Position in priority order (1-based); the row's lease token is tokens[rn - 1]. */
+  rn: number;
+  /** jobsFound / pagesCrawled before the claim (for the counters). */
+  fromJobs: number;
+  fromPages: number;
+};
+
 /**
- * PostgreSQL: the candidates of every pick in one statement (one round trip instead of four),
- * each pick its own index range read with SKIP LOCKED, then the first `take` in priority order.
- * A pick may lock up to `take` rows it does not return; they are released at commit.
+ * PostgreSQL: a whole claim in ONE statement, as pg-boss fetches a job. Each pick of CLAIM_ORDER is
+ * its own index range read with FOR UPDATE SKIP LOCKED (concurrent claimers take different rows
+ * instead of queueing on the same first one); the first `take` in priority order are written as
+ * decide() writes a CLAIM — rules.test.ts / claims.test.ts check the two agree row for row — with
+ * their events and the counters. Empty when the source is missing or disabled (the caller tells
+ * which). Lease tokens come from the caller, one per row (`tokens[rn]`).
  */
-export async function claimCandidatesAllPostgres(
+export async function claimPostgres(
   tx: SqlTx,
-  source: Source,
-  day: { today: string; todayStart: Date },
-  take: number,
-  skip: number[],
-) {
-  const notIn = skip.length ? Prisma.sql`AND "id" NOT IN (${Prisma.join(skip)})` : Prisma.empty;
+  q: { sourceId: string; crawlerId: string; today: string; todayStart: Date; now: Date; take: number; tokens: string[] },
+): Promise<ClaimedRow[]> {
+  const source = { id: q.sourceId, maxRetries: Prisma.sql`(SELECT "maxRetries" FROM s)` };
   const picks = CLAIM_ORDER.map((pick, i) => {
-    const q = candidateQuery(pick, source, day.today, day.todayStart);
+    const c = candidateQuery(pick, source, q.today, q.todayStart);
     return Prisma.sql`${Prisma.raw(`p${i}`)} AS (
-      SELECT *, ${Prisma.raw(String(i))} AS "pick" FROM "Keyword" WHERE ${q.where} ${notIn} ORDER BY ${q.order} LIMIT ${take} FOR UPDATE SKIP LOCKED)`;
+      SELECT *, ${Prisma.raw(String(i))} AS "pick" FROM "Keyword" WHERE ${c.where} AND EXISTS (SELECT 1 FROM s)
+       ORDER BY ${c.order} LIMIT ${q.take} FOR UPDATE SKIP LOCKED)`;
   });
   const all = Prisma.raw(CLAIM_ORDER.map((_, i) => `SELECT * FROM p${i}`).join(" UNION ALL "));
-  const rows = await tx.query<Keyword & { pick: number }>(Prisma.sql`WITH ${Prisma.join(picks)} ${all}`);
-  // UNION ALL of materialised CTEs keeps each pick's order; a stable sort by pick makes sure.
-  return rows
-    .map((r, i) => ({ r, i }))
-    .sort((a, b) => a.r.pick - b.r.pick || a.i - b.i)
-    .slice(0, take)
-    .map(({ r: { pick: _pick, ...kw } }) => kw as Keyword);
+  const fresh = Prisma.raw(`t."pick" >= ${CLAIM_ORDER.indexOf("NEVER_REQUESTED")}`);
+  const retry = Prisma.raw(`t."pick" = ${CLAIM_ORDER.indexOf("FAILED")}`);
+  const keep = (column: string, value: Prisma.Sql) =>
+    Prisma.sql`${Prisma.raw(`"${column}" = CASE WHEN t."done" THEN k."${column}" ELSE `)}${value} END`;
+  const resetWhenFresh = (column: string, value: Prisma.Sql) =>
+    Prisma.sql`${Prisma.raw(`"${column}" = CASE WHEN `)}${fresh} THEN ${value} ${Prisma.raw(`ELSE k."${column}" END`)}`;
+  const fromStatus = Prisma.raw(
+    `CASE t."pick" ${CLAIM_ORDER.map((p, i) => `WHEN ${i} THEN '${p === "PARTIAL" || p === "FAILED" ? p : "IDLE"}'`).join(" ")} END::"CrawlStatus"`,
+  );
+  return tx.query<ClaimedRow>(Prisma.sql`
+    WITH s AS (SELECT "maxPages", "maxRetries" FROM "Source" WHERE "id" = ${q.sourceId} AND "enabled"),
+    ${Prisma.join(picks)},
+    cand AS (SELECT x.*, row_number() OVER (ORDER BY x."pick", x."lastRequestedAt", x."id")::int AS "rn" FROM (${all}) x),
+    t AS (
+      SELECT c.*, c."pick" < ${CLAIM_ORDER.indexOf("NEVER_REQUESTED")} AND c."lastCompletedPage" >=
+               CASE WHEN c."totalPages" > 0 THEN least(c."totalPages", (SELECT "maxPages" FROM s)) ELSE (SELECT "maxPages" FROM s) END AS "done"
+        FROM cand c WHERE c."rn" <= ${q.take}),
+    u AS (
+      UPDATE "Keyword" k SET
+        "status" = CASE WHEN t."done" THEN 'COMPLETED'::"CrawlStatus" ELSE 'CRAWLING'::"CrawlStatus" END,
+        "heartbeatAt" = ${q.now}::timestamp,
+        ${keep("crawlerId", Prisma.sql`${q.crawlerId}`)},
+        ${keep("leaseToken", Prisma.sql`(${q.tokens}::text[])[t."rn"]`)},
+        ${keep("lastRequestedAt", Prisma.sql`${q.now}::timestamp`)},
+        ${keep("crawlStartedAt", Prisma.sql`${q.now}::timestamp`)},
+        "crawlDate" = ${q.today},
+        ${resetWhenFresh("lastCompletedPage", Prisma.sql`0`)},
+        ${resetWhenFresh("totalPages", Prisma.sql`0`)},
+        ${resetWhenFresh("jobsFound", Prisma.sql`0`)},
+        ${resetWhenFresh("pagesCrawled", Prisma.sql`0`)},
+        ${resetWhenFresh("errorMessage", Prisma.sql`''`)},
+        "retryCount" = CASE WHEN ${fresh} THEN 0 WHEN ${retry} AND NOT t."done" THEN k."retryCount" + 1 ELSE k."retryCount" END,
+        "version" = k."version" + 1, "updatedAt" = ${q.now}::timestamp
+      FROM t WHERE k."id" = t."id"
+      RETURNING k.*, t."pick", t."done", t."rn", ${fromStatus} AS "fromStatus",
+                t."jobsFound" AS "fromJobs", t."pagesCrawled" AS "fromPages"),
+    e AS (
+      INSERT INTO "CrawlEvent" ("keywordId", "sourceId", "crawlDate", "from", "to", "reason", "crawlerId", "at")
+      SELECT u."id", u."sourceId", ${q.today}, u."fromStatus", u."status",
+             CASE WHEN u."done" THEN 'no pages left' WHEN u."fromStatus" = 'PARTIAL' THEN 'resume' WHEN u."fromStatus" = 'FAILED' THEN 'retry' ELSE 'claim' END,
+             ${q.crawlerId}, ${q.now}::timestamp
+        FROM u ORDER BY u."rn"),
+    c AS (
+      INSERT INTO "CrawlCounter" ("sourceId", "crawlDate", "status", "shard", "keywords", "jobsFound", "pagesCrawled")
+      SELECT ${q.sourceId}, ${q.today}, d."status", d."shard", sum(d."k")::int, sum(d."j")::int, sum(d."p")::int FROM (
+          SELECT u."fromStatus" AS "status", u."id" % ${Prisma.raw(String(COUNTER_SHARDS))} AS "shard", -1 AS "k", -u."fromJobs" AS "j", -u."fromPages" AS "p"
+            FROM u WHERE u."fromStatus" <> 'IDLE'
+          UNION ALL
+          SELECT u."status", u."id" % ${Prisma.raw(String(COUNTER_SHARDS))}, 1, u."jobsFound", u."pagesCrawled" FROM u) d
+       GROUP BY d."status", d."shard"
+      HAVING sum(d."k") <> 0 OR sum(d."j") <> 0 OR sum(d."p") <> 0
+       ORDER BY d."status"::text COLLATE "C", d."shard"
+      ${COUNTER_UPSERT})
+    SELECT * FROM u ORDER BY u."rn"`);
+}
+
+/** Whether a source exists and is enabled (null: no such source). */
+export async function sourceEnabled(tx: SqlTx, id: string): Promise<boolean | null> {
+  const [row] = await tx.query<{ enabled: boolean | number }>(Prisma.sql`SELECT "enabled" FROM "Source" WHERE "id" = ${id}`);
+  return row ? Boolean(row.enabled) : null;
 }

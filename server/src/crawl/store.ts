@@ -55,6 +55,12 @@ const newLeaseToken = () => randomBytes(18).toString("base64url");
 
 class CasConflict extends Error {}
 
+/** A keyword write planned from a decision, with what it does to today's counters. */
+type Planned = sql.KeywordWrite & { after: Keyword; deltas: CounterDelta[] };
+
+/** PostgreSQL's deadlock_detected: two batches locked the same rows in different orders. */
+const isDeadlock = (e: unknown) => (e as { code?: string }).code === "40P01";
+
 export interface ProgressInput {
   keywordId: number;
   leaseToken: string;
@@ -110,37 +116,54 @@ export class CrawlStore {
   }
 
   /**
-   * Write one accepted decision: CAS update, page report, event. Throws CasConflict if raced.
-   * `alone`: this is the transaction's only keyword write, so its counters go with it (on
-   * PostgreSQL in the same statement) instead of in settle().
+   * What an accepted decision writes (nothing for a replay). Recorded in a journal only once it
+   * committed (record()).
+   */
+  private plan(kw: Keyword, d: Accepted, crawlerId: string, today: string, now: Date): Planned | null {
+    if (Object.keys(d.patch).length === 0) return null;
+    const after = { ...kw, ...(d.patch as Partial<Keyword>), version: kw.version + 1, updatedAt: now };
+    return {
+      before: kw,
+      after,
+      crawlerId,
+      pageReport: d.pageReport,
+      event: d.from !== d.to ? { from: d.from, to: d.to, reason: d.reason } : undefined,
+      dropPageReports: d.dropPageReports,
+      deltas: counterDeltas(kw, after, today),
+    };
+  }
+
+  private record(log: Journal, w: Planned, counters = true) {
+    log.keywordIds.push(w.before.id);
+    if (w.pageReport) log.pageReports++;
+    if (w.event) log.transitions.push({ ...w.event, crawlerId: w.crawlerId });
+    if (counters) log.counters.push(...w.deltas);
+  }
+
+  /**
+   * Write one accepted decision inside a transaction: CAS update, page report, event. Throws
+   * CasConflict if raced. `alone`: this is the transaction's only keyword write, so on PostgreSQL
+   * its counters go in the same statement instead of in settle().
    */
   private async apply(
     tx: SqlTx, kw: Keyword, d: Accepted, crawlerId: string, today: string, now: Date, log: Journal, alone = false,
   ): Promise<Keyword> {
-    if (Object.keys(d.patch).length === 0) return kw;
+    const w = this.plan(kw, d, crawlerId, today, now);
+    if (!w) return kw;
     const provider = this.db.provider;
-    const after = { ...kw, ...(d.patch as Partial<Keyword>), version: kw.version + 1, updatedAt: now };
-    const deltas = counterDeltas(kw, after, today);
-    const event = d.from !== d.to ? { sourceId: kw.sourceId, crawlDate: today, from: d.from, to: d.to, reason: d.reason, crawlerId } : undefined;
-    const pageReport = d.pageReport ? { sourceId: kw.sourceId, crawlDate: today, ...d.pageReport, crawlerId } : undefined;
-    if (provider === "postgres" && !d.dropPageReports) {
+    if (provider === "postgres") {
       // One round trip for the whole write.
-      const counters = alone ? { sourceId: kw.sourceId, deltas: mergeDeltas(deltas) } : undefined;
-      if ((await sql.writeKeywordPostgres(tx, { id: kw.id, version: kw.version, patch: d.patch, now, pageReport, event, counters })) !== 1) {
-        throw new CasConflict();
-      }
-      if (!alone) log.counters.push(...deltas);
+      const counters = alone ? [{ sourceId: kw.sourceId, deltas: mergeDeltas(w.deltas) }] : [];
+      if ((await sql.writeKeywordsPostgres(tx, [w], counters, { now, today }, false)) !== 1) throw new CasConflict();
+      this.record(log, w, !alone);
     } else {
       if ((await sql.updateKeyword(tx, provider, kw.id, kw.version, d.patch, now)) !== 1) throw new CasConflict();
-      if (d.dropPageReports) await sql.deletePageReports(tx, kw.id, today);
-      if (pageReport) await sql.upsertPageReport(tx, { keywordId: kw.id, ...pageReport, at: now });
-      if (event) await sql.insertEvent(tx, provider, { keywordId: kw.id, ...event, at: now });
-      log.counters.push(...deltas);
+      if (w.dropPageReports) await sql.deletePageReports(tx, kw.id, today);
+      if (w.pageReport) await sql.upsertPageReport(tx, { keywordId: kw.id, sourceId: kw.sourceId, crawlDate: today, ...w.pageReport, crawlerId, at: now });
+      if (w.event) await sql.insertEvent(tx, provider, { keywordId: kw.id, sourceId: kw.sourceId, crawlDate: today, ...w.event, crawlerId, at: now });
+      this.record(log, w);
     }
-    log.keywordIds.push(kw.id);
-    if (d.pageReport) log.pageReports++;
-    if (event) log.transitions.push({ from: d.from, to: d.to, reason: d.reason, crawlerId });
-    return after;
+    return w.after;
   }
 
   /** The last statement of every transaction: today's counters follow its keyword writes. */
@@ -157,6 +180,10 @@ export class CrawlStore {
     makeEvent: (kw: Keyword, at: { now: Date; today: string }, previousJobsOnPage: number | null) => CrawlEventInput,
     opts: { page?: number } = {},
   ): Promise<Keyword> {
+    if (this.db.autocommit) {
+      const done = await this.transitionAutocommit(this.db.autocommit, keywordId, makeEvent, opts);
+      if (done) return done;
+    }
     for (let attempt = 1; ; attempt++) {
       const now = this.calendar.now();
       const today = this.calendar.today();
@@ -183,6 +210,81 @@ export class CrawlStore {
   }
 
   /**
+   * PostgreSQL, the common case in two round trips and no transaction: read the keyword, decide,
+   * and write everything in one statement that commits only if the row still has the version that
+   * was read. Null when a concurrent write got there first: the caller then takes the locked path,
+   * which queues on the row instead of racing again.
+   */
+  private async transitionAutocommit(
+    run: SqlTx,
+    keywordId: number,
+    makeEvent: (kw: Keyword, at: { now: Date; today: string }, previousJobsOnPage: number | null) => CrawlEventInput,
+    opts: { page?: number },
+  ): Promise<Keyword | null> {
+    const now = this.calendar.now();
+    const today = this.calendar.today();
+    const page = opts.page !== undefined && Number.isInteger(opts.page) ? opts.page : null;
+    const loaded = await sql.loadKeyword(run, "postgres", keywordId, today, page, true);
+    if (!loaded) throw notFound(`keyword ${keywordId} does not exist`);
+    const { keyword: row, source, previousJobsOnPage } = loaded;
+    const d = decide(row, source, makeEvent(row, { now, today }, previousJobsOnPage));
+    if (!d.ok) throw apiError(d.code, d.message, { keywordId: String(keywordId) });
+    const w = this.plan(row, d, row.crawlerId, today, now);
+    if (!w) return row;
+    const counters = [{ sourceId: row.sourceId, deltas: mergeDeltas(w.deltas) }];
+    if ((await sql.writeKeywordsPostgres(run, [w], counters, { now, today }, false)) !== 1) return null;
+    const log = journal(row.sourceId);
+    this.record(log, w, false);
+    this.emit(log);
+    return w.after;
+  }
+
+  /**
+   * PostgreSQL: a batch in two round trips — one read of every keyword, one all-or-nothing write
+   * statement. Null (nothing written) when a keyword appears twice (the second item must see the
+   * first's write) or a concurrent write changed one of them: the locked path takes over.
+   */
+  private async transitionManyAutocommit<I extends { keywordId: number }>(
+    run: SqlTx,
+    items: I[],
+    makeEvent: (item: I, kw: Keyword, at: { now: Date; today: string }, previousJobsOnPage: number | null) => CrawlEventInput,
+    pageOf: (item: I) => number | null,
+  ): Promise<BatchResult[] | null> {
+    if (new Set(items.map((i) => i.keywordId)).size !== items.length) return null;
+    const now = this.calendar.now();
+    const today = this.calendar.today();
+    const loaded = await sql.loadKeywordsPostgres(run, items.map((i) => ({ id: i.keywordId, page: pageOf(i) })), today);
+    const out: BatchResult[] = [];
+    const writes: Planned[] = [];
+    items.forEach((item, i) => {
+      const l = loaded[i];
+      if (!l) return out.push({ keywordId: item.keywordId, error: errorOf(notFound(`keyword ${item.keywordId} does not exist`)) });
+      const d = decide(l.keyword, l.source, makeEvent(item, l.keyword, { now, today }, l.previousJobsOnPage));
+      if (!d.ok) return out.push({ keywordId: item.keywordId, error: { code: d.code, message: d.message } });
+      const w = this.plan(l.keyword, d, l.keyword.crawlerId, today, now);
+      if (w) writes.push(w);
+      return out.push({ keywordId: item.keywordId, keyword: w ? w.after : l.keyword });
+    });
+    const logs = new Map<string, Journal>();
+    for (const w of writes) {
+      let log = logs.get(w.before.sourceId);
+      if (!log) logs.set(w.before.sourceId, (log = journal(w.before.sourceId)));
+      this.record(log, w);
+    }
+    if (writes.length) {
+      const counters = [...logs.values()].map((log) => ({ sourceId: log.sourceId, deltas: mergeDeltas(log.counters) }));
+      try {
+        await sql.writeKeywordsPostgres(run, writes, counters, { now, today }, true);
+      } catch (e) {
+        if (sql.isCasFailure(e) || isDeadlock(e)) return null;
+        throw e;
+      }
+    }
+    for (const log of logs.values()) if (log.keywordIds.length) this.emit(log);
+    return out;
+  }
+
+  /**
    * Run one event against each of several keywords in ONE transaction (a batch of reports or
    * completions). Each item is decided on what the transaction read, after the items before it;
    * a refused item changes nothing and gets its typed error, the others commit together.
@@ -193,6 +295,10 @@ export class CrawlStore {
     pageOf: (item: I) => number | null = () => null,
   ): Promise<BatchResult[]> {
     if (!items.length) return [];
+    if (this.db.autocommit) {
+      const done = await this.transitionManyAutocommit(this.db.autocommit, items, makeEvent, pageOf);
+      if (done) return done;
+    }
     const now = this.calendar.now();
     const today = this.calendar.today();
     const logs = new Map<string, Journal>();
@@ -238,6 +344,7 @@ export class CrawlStore {
    * retries left, then fresh keywords, least recently requested first.
    */
   async claim(sourceId: string, crawlerId: string, limit: number): Promise<Claim[]> {
+    if (this.db.autocommit) return this.claimAutocommit(this.db.autocommit, sourceId, crawlerId, limit);
     const now = this.calendar.now();
     const today = this.calendar.today();
     const todayStart = this.calendar.startOf(today);
@@ -268,19 +375,45 @@ export class CrawlStore {
         }
         return rows.length === want;
       };
-      // Read again while a read may hold more: a candidate finished on the spot (no pages left) or
-      // won by a concurrent claimer (PostgreSQL) does not fill the claim.
-      if (this.db.provider === "postgres") {
-        while (await take((want) => sql.claimCandidatesAllPostgres(tx, source, { today, todayStart }, want, [...skip])));
-      } else {
-        for (const pick of sql.CLAIM_ORDER) {
-          while (await take((want) => sql.claimCandidates(tx, this.db.provider, source, { today, todayStart }, pick, want, [...skip])));
-        }
+      // Read again while a read may hold more: a candidate finished on the spot (no pages left)
+      // does not fill the claim.
+      for (const pick of sql.CLAIM_ORDER) {
+        while (await take((want) => sql.claimCandidates(tx, this.db.provider, source, { today, todayStart }, pick, want, [...skip])));
       }
       await this.settle(tx, log);
       return claims;
     });
     if (log.keywordIds.length) this.emit(log);
+    return claims;
+  }
+
+  /**
+   * PostgreSQL: each read of candidates and their writes is one statement (sql.claimPostgres), so a
+   * claim is one round trip; it reads again only when a candidate finished on the spot.
+   */
+  private async claimAutocommit(run: SqlTx, sourceId: string, crawlerId: string, limit: number): Promise<Claim[]> {
+    const log = journal(sourceId);
+    const claims: Claim[] = [];
+    for (;;) {
+      const now = this.calendar.now();
+      const today = this.calendar.today();
+      const want = limit - claims.length;
+      const tokens = Array.from({ length: want }, newLeaseToken);
+      const rows = await sql.claimPostgres(run, { sourceId, crawlerId, today, todayStart: this.calendar.startOf(today), now, take: want, tokens });
+      for (const { pick: _pick, done, fromStatus, rn: _rn, fromJobs: _j, fromPages: _p, ...keyword } of rows) {
+        log.keywordIds.push(keyword.id);
+        const reason = done ? "no pages left" : fromStatus === CrawlStatus.PARTIAL ? "resume" : fromStatus === CrawlStatus.FAILED ? "retry" : "claim";
+        log.transitions.push({ from: fromStatus, to: keyword.status, reason, crawlerId });
+        if (done) continue;
+        const startPage = fromStatus === CrawlStatus.IDLE ? 1 : keyword.lastCompletedPage + 1;
+        claims.push({ keyword, leaseToken: keyword.leaseToken!, startPage, resumed: startPage > 1 });
+      }
+      if (rows.length < want || claims.length === limit) break;
+    }
+    if (!log.keywordIds.length) {
+      const enabled = await sql.sourceEnabled(run, sourceId);
+      if (enabled === null) throw notFound(`source "${sourceId}" does not exist`);
+    } else this.emit(log);
     return claims;
   }
 

@@ -34,6 +34,12 @@ export interface Database {
    * PostgreSQL they run concurrently and lock rows as their statements say.
    */
   transaction<T>(fn: (tx: SqlTx) => Promise<T>): Promise<T>;
+  /**
+   * PostgreSQL only: each statement on its own, committed as it returns (one round trip, no
+   * BEGIN/COMMIT). For writes that are one statement: atomic by themselves, and guarded by a
+   * compare-and-set or row locks taken within the statement.
+   */
+  autocommit?: SqlTx;
   close(): Promise<void>;
 }
 
@@ -216,6 +222,10 @@ async function openPostgres(url: string, { poolMax = 20 }: OpenOptions): Promise
     provider: "postgres",
     reader,
     query: async <T>(sql: Prisma.Sql) => (await pool.query(pgQuery(sql))).rows as T[],
+    autocommit: {
+      query: async <T>(sql: Prisma.Sql) => (await pool.query(pgQuery(sql))).rows as T[],
+      execute: async (sql: Prisma.Sql) => (await pool.query(pgQuery(sql))).rowCount ?? 0,
+    },
     async transaction(fn) {
       const client = await pool.connect();
       let broken = false;
