@@ -99,15 +99,54 @@ export function updateKeyword(tx: SqlTx, provider: Provider, id: number, version
   return tx.execute(updateStatement(provider, id, version, patch, now));
 }
 
+/** `"column" = value, …` of a patch, crawl-state columns only. */
+function setClauses(provider: Provider, patch: KeywordPatch) {
+  return Prisma.join(
+    Object.entries(patch).map(([column, value]) => {
+      if (!PATCHABLE.has(column as keyof KeywordPatch)) throw new Error(`not a crawl-state column: ${column}`);
+      const v = column === "status" ? status(provider, value as CrawlStatus) : Prisma.sql`${value}`;
+      return Prisma.sql`${Prisma.raw(`"${column}"`)} = ${v}`;
+    }),
+  );
+}
+
 function updateStatement(provider: Provider, id: number, version: number, patch: KeywordPatch, now: Date) {
-  const sets = Object.entries(patch).map(([column, value]) => {
-    if (!PATCHABLE.has(column as keyof KeywordPatch)) throw new Error(`not a crawl-state column: ${column}`);
-    const v = column === "status" ? status(provider, value as CrawlStatus) : Prisma.sql`${value}`;
-    return Prisma.sql`${Prisma.raw(`"${column}"`)} = ${v}`;
-  });
   return Prisma.sql`
-    UPDATE "Keyword" SET ${Prisma.join(sets)}, "version" = "version" + 1, "updatedAt" = ${now}
+    UPDATE "Keyword" SET ${setClauses(provider, patch)}, "version" = "version" + 1, "updatedAt" = ${now}
      WHERE "id" = ${id} AND "version" = ${version}`;
+}
+
+/**
+ * PostgreSQL: an event on a leased keyword written in ONE statement without reading it first — the
+ * WHERE is the lease (CRAWLING today, this token), the patch was decided on that state and reads
+ * nothing else of the row (store.ts checks), the event and the counters follow from the row the
+ * UPDATE returns. Null when the row is not so leased (the caller then reads and decides).
+ */
+export async function writeLeasedPostgres(
+  tx: SqlTx,
+  w: { id: number; leaseToken: string; today: string; now: Date; patch: KeywordPatch; to: CrawlStatus; reason: string },
+): Promise<Keyword | null> {
+  const to = status("postgres", w.to);
+  const crawling = status("postgres", "CRAWLING" as CrawlStatus);
+  const rows = await tx.query<Keyword>(Prisma.sql`
+    WITH u AS (
+      UPDATE "Keyword" SET ${setClauses("postgres", w.patch)}, "version" = "version" + 1, "updatedAt" = ${w.now}::timestamp
+       WHERE "id" = ${w.id} AND "leaseToken" = ${w.leaseToken} AND "status" = 'CRAWLING' AND "crawlDate" = ${w.today}
+      RETURNING *),
+    e AS (
+      INSERT INTO "CrawlEvent" ("keywordId", "sourceId", "crawlDate", "from", "to", "reason", "crawlerId", "at")
+      SELECT u."id", u."sourceId", ${w.today}, ${crawling}, ${to}, ${w.reason}, u."crawlerId", ${w.now}::timestamp
+        FROM u WHERE ${to} <> ${crawling}),
+    c AS (
+      INSERT INTO "CrawlCounter" ("sourceId", "crawlDate", "status", "shard", "keywords", "jobsFound", "pagesCrawled")
+      SELECT u."sourceId", ${w.today}, d."status", u."id" % ${Prisma.raw(String(COUNTER_SHARDS))}, d."k", d."j", d."p"
+        FROM u CROSS JOIN LATERAL (VALUES (${crawling}, -1, -u."jobsFound", -u."pagesCrawled"), (${to}, 1, u."jobsFound", u."pagesCrawled"))
+             AS d ("status", "k", "j", "p")
+       WHERE ${to} <> ${crawling}
+       ORDER BY d."status"::text COLLATE "C"
+      ${COUNTER_UPSERT})
+    SELECT * FROM u`);
+  return rows[0] ?? null;
 }
 
 /** One keyword's write: its full state after the event, guarded by the version it was read at. */

@@ -7,7 +7,7 @@ import type { Database, SqlTx } from "../db/client.ts";
 import { type Keyword, Prisma, type Source } from "../../../generated/sqlite/client.ts";
 import { apiError, ErrorCode, notFound } from "../errors.ts";
 import type { CrawlCalendar } from "./crawl-day.ts";
-import { type Accepted, type CrawlEventInput, CrawlStatus, decide } from "./rules.ts";
+import { type Accepted, type CrawlEventInput, CrawlStatus, decide, type KeywordPatch, type KeywordState } from "./rules.ts";
 import { type CounterDelta, counterDeltas, mergeDeltas } from "./counters.ts";
 import * as sql from "./sql.ts";
 
@@ -54,6 +54,29 @@ const SWEEP_BATCH = 500;
 const newLeaseToken = () => randomBytes(18).toString("base64url");
 
 class CasConflict extends Error {}
+
+/**
+ * What a live lease guarantees of a keyword: CRAWLING today under this token. Everything else is
+ * unknown (NaN / empty) — a decision that used it could not be written blind (writesBlind()).
+ */
+const leasedState = (leaseToken: string, today: string): KeywordState => ({
+  status: CrawlStatus.CRAWLING,
+  crawlDate: today,
+  leaseToken,
+  lastCompletedPage: NaN,
+  totalPages: NaN,
+  jobsFound: NaN,
+  pagesCrawled: NaN,
+  retryCount: NaN,
+  heartbeatAt: null,
+  crawlerId: "",
+  errorMessage: "",
+});
+const UNKNOWN_RULES = { maxPages: NaN, maxRetries: NaN, staleAfterSeconds: NaN };
+/** Columns whose new value never derives from the row's old one (the event and the clock set them). */
+const BLIND_COLUMNS = new Set(["status", "heartbeatAt", "errorMessage"]);
+const writesBlind = (patch: KeywordPatch) =>
+  Object.entries(patch).every(([column, value]) => BLIND_COLUMNS.has(column) && !(typeof value === "number" && Number.isNaN(value)));
 
 /** A keyword write planned from a decision, with what it does to today's counters. */
 type Planned = sql.KeywordWrite & { after: Keyword; deltas: CounterDelta[] };
@@ -178,8 +201,12 @@ export class CrawlStore {
   private async transition(
     keywordId: number,
     makeEvent: (kw: Keyword, at: { now: Date; today: string }, previousJobsOnPage: number | null) => CrawlEventInput,
-    opts: { page?: number } = {},
+    opts: { page?: number; lease?: string } = {},
   ): Promise<Keyword> {
+    if (this.db.autocommit && opts.lease !== undefined) {
+      const done = await this.transitionLeased(this.db.autocommit, keywordId, opts.lease, makeEvent);
+      if (done) return done;
+    }
     if (this.db.autocommit) {
       const done = await this.transitionAutocommit(this.db.autocommit, keywordId, makeEvent, opts);
       if (done) return done;
@@ -207,6 +234,33 @@ export class CrawlStore {
         throw e;
       }
     }
+  }
+
+  /**
+   * PostgreSQL, an event on a keyword the caller holds the lease of, in ONE round trip: decided on
+   * the state the lease guarantees (CRAWLING today, this token) and written with that state as the
+   * statement's condition. Only for decisions that read nothing else of the row (complete, fail,
+   * release, heartbeat); null when the keyword is not so leased — the caller then reads the row and
+   * decides on what it holds (a replay, LEASE_LOST, …).
+   */
+  private async transitionLeased(
+    run: SqlTx,
+    keywordId: number,
+    leaseToken: string,
+    makeEvent: (kw: Keyword, at: { now: Date; today: string }, previousJobsOnPage: number | null) => CrawlEventInput,
+  ): Promise<Keyword | null> {
+    const now = this.calendar.now();
+    const today = this.calendar.today();
+    const assumed = leasedState(leaseToken, today);
+    const d = decide(assumed, UNKNOWN_RULES, makeEvent(assumed as Keyword, { now, today }, null));
+    if (!d.ok || d.from !== CrawlStatus.CRAWLING || !writesBlind(d.patch)) return null;
+    const row = await sql.writeLeasedPostgres(run, { id: keywordId, leaseToken, today, now, patch: d.patch, to: d.to, reason: d.reason });
+    if (!row) return null;
+    const log = journal(row.sourceId);
+    log.keywordIds.push(row.id);
+    if (d.to !== d.from) log.transitions.push({ from: d.from, to: d.to, reason: d.reason, crawlerId: row.crawlerId });
+    this.emit(log);
+    return row;
   }
 
   /**
@@ -425,15 +479,15 @@ export class CrawlStore {
     if (input.status !== CrawlStatus.COMPLETED && input.status !== CrawlStatus.FAILED) {
       return Promise.reject(apiError(ErrorCode.BAD_USER_INPUT, `status must be COMPLETED or FAILED, not ${input.status}`));
     }
-    return this.transition(input.keywordId, (_kw, at) => completeEvent(input, at));
+    return this.transition(input.keywordId, (_kw, at) => completeEvent(input, at), { lease: input.leaseToken });
   }
 
   release(keywordId: number, leaseToken: string) {
-    return this.transition(keywordId, (_kw, at) => ({ type: "RELEASE", leaseToken, ...at }));
+    return this.transition(keywordId, (_kw, at) => ({ type: "RELEASE", leaseToken, ...at }), { lease: leaseToken });
   }
 
   heartbeat(keywordId: number, leaseToken: string) {
-    return this.transition(keywordId, (_kw, at) => ({ type: "HEARTBEAT", leaseToken, ...at }));
+    return this.transition(keywordId, (_kw, at) => ({ type: "HEARTBEAT", leaseToken, ...at }), { lease: leaseToken });
   }
 
   /** Operator action: forget today's crawl state; any live lease is revoked. */
