@@ -325,10 +325,12 @@ function candidateQuery(pick: ClaimPick, source: { id: string; maxRetries: numbe
         order: Prisma.sql`"lastRequestedAt" ASC, "id" ASC`,
       };
     case "NEVER_REQUESTED":
-      // index (sourceId, lastRequestedAt, id): the NULL entries, in id (import) order
+      // index (sourceId, lastRequestedAt, id): the NULL entries, in id (import) order. Ordered by
+      // the index's own columns: PostgreSQL does not take `IS NULL` as equality, so ORDER BY "id"
+      // alone would sort every never-requested keyword.
       return {
         where: Prisma.sql`"sourceId" = ${source.id} AND "lastRequestedAt" IS NULL AND ("crawlDate" IS NULL OR "crawlDate" <> ${today})`,
-        order: Prisma.sql`"id" ASC`,
+        order: Prisma.sql`"lastRequestedAt" ASC, "id" ASC`,
       };
     case "REQUESTED_BEFORE_TODAY":
       // Same index. Whatever was claimed today was requested today, so the range ends at today's
