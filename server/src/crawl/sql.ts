@@ -94,11 +94,6 @@ export async function lockKeywords(tx: SqlTx, ids: number[]) {
   await tx.query(Prisma.sql`SELECT 1 FROM "Keyword" WHERE "id" IN (${Prisma.join(sorted)}) ORDER BY "id" FOR UPDATE`);
 }
 
-/** Compare-and-set: writes `patch` only if the row still has `version`. Returns rows changed (0 or 1). */
-export function updateKeyword(tx: SqlTx, provider: Provider, id: number, version: number, patch: KeywordPatch, now: Date) {
-  return tx.execute(updateStatement(provider, id, version, patch, now));
-}
-
 /** `"column" = value, …` of a patch, crawl-state columns only. */
 function setClauses(provider: Provider, patch: KeywordPatch) {
   return Prisma.join(
@@ -108,12 +103,6 @@ function setClauses(provider: Provider, patch: KeywordPatch) {
       return Prisma.sql`${Prisma.raw(`"${column}"`)} = ${v}`;
     }),
   );
-}
-
-function updateStatement(provider: Provider, id: number, version: number, patch: KeywordPatch, now: Date) {
-  return Prisma.sql`
-    UPDATE "Keyword" SET ${setClauses(provider, patch)}, "version" = "version" + 1, "updatedAt" = ${now}
-     WHERE "id" = ${id} AND "version" = ${version}`;
 }
 
 /**
@@ -255,31 +244,56 @@ export async function writeKeywordsPostgres(
 /** The error writeKeywordsPostgres(strict) raises when a row lost its compare-and-set. */
 export const isCasFailure = (e: unknown) => (e as { code?: string }).code === "22012";
 
-/** Record a page of a crawl day; a repeat of the page replaces its count (counted once). */
-export function upsertPageReport(
-  tx: SqlTx,
-  r: { keywordId: number; sourceId: string; crawlDate: string; page: number; jobsFound: number; crawlerId: string; at: Date },
-) {
-  return tx.execute(Prisma.sql`
-    INSERT INTO "PageReport" ("keywordId", "sourceId", "crawlDate", "page", "jobsFound", "crawlerId", "reportedAt")
-    VALUES (${r.keywordId}, ${r.sourceId}, ${r.crawlDate}, ${r.page}, ${r.jobsFound}, ${r.crawlerId}, ${r.at})
-    ON CONFLICT ("keywordId", "crawlDate", "page")
-    DO UPDATE SET "jobsFound" = ${r.jobsFound}, "crawlerId" = ${r.crawlerId}, "reportedAt" = ${r.at}`);
-}
+/** SQLite's text form of a DateTime, as Prisma stores it (ISO-8601 with an explicit offset). */
+const sqliteTime = (d: Date | null) => (d ? d.toISOString().replace("Z", "+00:00") : null);
 
-export function deletePageReports(tx: SqlTx, keywordId: number, crawlDate: string) {
-  return tx.execute(Prisma.sql`DELETE FROM "PageReport" WHERE "keywordId" = ${keywordId} AND "crawlDate" = ${crawlDate}`);
-}
-
-export function insertEvent(
-  tx: SqlTx,
-  provider: Provider,
-  e: { keywordId: number; sourceId: string; crawlDate: string; from: CrawlStatus; to: CrawlStatus; reason: string; crawlerId: string; at: Date },
-) {
-  return tx.execute(Prisma.sql`
-    INSERT INTO "CrawlEvent" ("keywordId", "sourceId", "crawlDate", "from", "to", "reason", "crawlerId", "at")
-    VALUES (${e.keywordId}, ${e.sourceId}, ${e.crawlDate}, ${status(provider, e.from)}, ${status(provider, e.to)},
-            ${e.reason}, ${e.crawlerId}, ${e.at})`);
+/**
+ * SQLite: any number of keyword writes in at most four statements — the compare-and-set of every
+ * row's full crawl state, the page reports, the events, the dropped page reports — each over a
+ * JSON array parameter (json_each), so one statement text serves every batch size. Runs inside the
+ * writer's transaction. Returns how many rows matched their version.
+ */
+export async function writeKeywordsSqlite(tx: SqlTx, writes: KeywordWrite[], at: { now: Date; today: string }): Promise<number> {
+  const now = sqliteTime(at.now);
+  const rows = writes.map(({ before, after: k }) => [
+    before.id, before.version, k.status, k.crawlDate, sqliteTime(k.lastRequestedAt), k.lastCompletedPage, k.totalPages, k.jobsFound,
+    k.pagesCrawled, sqliteTime(k.crawlStartedAt), sqliteTime(k.heartbeatAt), k.crawlerId, k.errorMessage, k.retryCount, k.leaseToken,
+  ]);
+  const matched = await tx.execute(Prisma.sql`
+    UPDATE "Keyword" AS k SET "status" = v."status", "crawlDate" = v."crawlDate", "lastRequestedAt" = v."lastRequestedAt",
+      "lastCompletedPage" = v."lastCompletedPage", "totalPages" = v."totalPages", "jobsFound" = v."jobsFound",
+      "pagesCrawled" = v."pagesCrawled", "crawlStartedAt" = v."crawlStartedAt", "heartbeatAt" = v."heartbeatAt",
+      "crawlerId" = v."crawlerId", "errorMessage" = v."errorMessage", "retryCount" = v."retryCount", "leaseToken" = v."leaseToken",
+      "version" = k."version" + 1, "updatedAt" = ${now}
+    FROM (SELECT j.value ->> 0 AS "id", j.value ->> 1 AS "version", j.value ->> 2 AS "status", j.value ->> 3 AS "crawlDate",
+                 j.value ->> 4 AS "lastRequestedAt", j.value ->> 5 AS "lastCompletedPage", j.value ->> 6 AS "totalPages",
+                 j.value ->> 7 AS "jobsFound", j.value ->> 8 AS "pagesCrawled", j.value ->> 9 AS "crawlStartedAt",
+                 j.value ->> 10 AS "heartbeatAt", j.value ->> 11 AS "crawlerId", j.value ->> 12 AS "errorMessage",
+                 j.value ->> 13 AS "retryCount", j.value ->> 14 AS "leaseToken"
+            FROM json_each(${JSON.stringify(rows)}) j) AS v
+    WHERE k."id" = v."id" AND k."version" = v."version"`);
+  const reports = writes.filter((w) => w.pageReport).map((w) => [w.before.id, w.before.sourceId, w.pageReport!.page, w.pageReport!.jobsFound, w.crawlerId]);
+  if (reports.length) {
+    await tx.execute(Prisma.sql`
+      INSERT INTO "PageReport" ("keywordId", "sourceId", "crawlDate", "page", "jobsFound", "crawlerId", "reportedAt")
+      SELECT j.value ->> 0, j.value ->> 1, ${at.today}, j.value ->> 2, j.value ->> 3, j.value ->> 4, ${now}
+        FROM json_each(${JSON.stringify(reports)}) j WHERE true
+      ON CONFLICT ("keywordId", "crawlDate", "page")
+      DO UPDATE SET "jobsFound" = excluded."jobsFound", "crawlerId" = excluded."crawlerId", "reportedAt" = excluded."reportedAt"`);
+  }
+  const drops = writes.filter((w) => w.dropPageReports).map((w) => w.before.id);
+  if (drops.length) {
+    await tx.execute(Prisma.sql`
+      DELETE FROM "PageReport" WHERE "crawlDate" = ${at.today} AND "keywordId" IN (SELECT j.value FROM json_each(${JSON.stringify(drops)}) j)`);
+  }
+  const events = writes.filter((w) => w.event).map((w) => [w.before.id, w.before.sourceId, w.event!.from, w.event!.to, w.event!.reason, w.crawlerId]);
+  if (events.length) {
+    await tx.execute(Prisma.sql`
+      INSERT INTO "CrawlEvent" ("keywordId", "sourceId", "crawlDate", "from", "to", "reason", "crawlerId", "at")
+      SELECT j.value ->> 0, j.value ->> 1, ${at.today}, j.value ->> 2, j.value ->> 3, j.value ->> 4, j.value ->> 5, ${now}
+        FROM json_each(${JSON.stringify(events)}) j ORDER BY j.key`);
+  }
+  return matched;
 }
 
 export async function loadSource(tx: SqlTx, id: string): Promise<Source | null> {

@@ -51,7 +51,18 @@ const MAX_ATTEMPTS = 8;
 /** Keywords changed per transaction by the sweeps, so a big sweep never holds the lock long. */
 const SWEEP_BATCH = 500;
 
-const newLeaseToken = () => randomBytes(18).toString("base64url");
+/** Lease tokens: 18 random bytes each, cut from a pool refilled 4 KiB at a time (one call per ~227). */
+const TOKEN_BYTES = 18;
+let tokenPool = Buffer.alloc(0);
+let tokenAt = 0;
+const newLeaseToken = () => {
+  if (tokenAt + TOKEN_BYTES > tokenPool.length) {
+    tokenPool = randomBytes(4096);
+    tokenAt = 0;
+  }
+  tokenAt += TOKEN_BYTES;
+  return tokenPool.toString("base64url", tokenAt - TOKEN_BYTES, tokenAt);
+};
 
 class CasConflict extends Error {}
 
@@ -180,13 +191,24 @@ export class CrawlStore {
       if ((await sql.writeKeywordsPostgres(tx, [w], counters, { now, today }, false)) !== 1) throw new CasConflict();
       this.record(log, w, !alone);
     } else {
-      if ((await sql.updateKeyword(tx, provider, kw.id, kw.version, d.patch, now)) !== 1) throw new CasConflict();
-      if (w.dropPageReports) await sql.deletePageReports(tx, kw.id, today);
-      if (w.pageReport) await sql.upsertPageReport(tx, { keywordId: kw.id, sourceId: kw.sourceId, crawlDate: today, ...w.pageReport, crawlerId, at: now });
-      if (w.event) await sql.insertEvent(tx, provider, { keywordId: kw.id, sourceId: kw.sourceId, crawlDate: today, ...w.event, crawlerId, at: now });
+      if ((await sql.writeKeywordsSqlite(tx, [w], { now, today })) !== 1) throw new CasConflict();
       this.record(log, w);
     }
     return w.after;
+  }
+
+  /**
+   * Write several planned writes in one go, inside a transaction that holds their rows (locked on
+   * PostgreSQL, SQLite's single writer): none can lose its compare-and-set.
+   */
+  private async applyAll(tx: SqlTx, writes: Planned[], at: { now: Date; today: string }, logOf: (w: Planned) => Journal) {
+    if (!writes.length) return;
+    const n =
+      this.db.provider === "postgres"
+        ? await sql.writeKeywordsPostgres(tx, writes, [], at, false)
+        : await sql.writeKeywordsSqlite(tx, writes, at);
+    if (n !== writes.length) throw new Error(`${writes.length - n} keyword(s) changed under a held write`);
+    for (const w of writes) this.record(logOf(w), w);
   }
 
   /** The last statement of every transaction: today's counters follow its keyword writes. */
@@ -359,7 +381,20 @@ export class CrawlStore {
     const results = await this.db.transaction(async (tx) => {
       if (this.db.provider === "postgres") await sql.lockKeywords(tx, items.map((i) => i.keywordId));
       const out: BatchResult[] = [];
+      const logOf = (w: Planned) => {
+        let log = logs.get(w.before.sourceId);
+        if (!log) logs.set(w.before.sourceId, (log = journal(w.before.sourceId)));
+        return log;
+      };
+      // Writes wait to go together; an item on a keyword with a pending write first writes them,
+      // so it is decided on what the items before it did.
+      let pending: Planned[] = [];
+      const flush = async () => {
+        await this.applyAll(tx, pending, { now, today }, logOf);
+        pending = [];
+      };
       for (const item of items) {
+        if (pending.some((w) => w.before.id === item.keywordId)) await flush();
         const loaded = await sql.loadKeyword(tx, this.db.provider, item.keywordId, today, pageOf(item), true);
         if (!loaded) {
           out.push({ keywordId: item.keywordId, error: errorOf(notFound(`keyword ${item.keywordId} does not exist`)) });
@@ -371,11 +406,11 @@ export class CrawlStore {
           out.push({ keywordId: item.keywordId, error: { code: d.code, message: d.message } });
           continue;
         }
-        let log = logs.get(row.sourceId);
-        if (!log) logs.set(row.sourceId, (log = journal(row.sourceId)));
-        // The rows are ours (locked, or SQLite's single writer): the compare-and-set cannot lose.
-        out.push({ keywordId: item.keywordId, keyword: await this.apply(tx, row, d, row.crawlerId, today, now, log) });
+        const w = this.plan(row, d, row.crawlerId, today, now);
+        if (w) pending.push(w);
+        out.push({ keywordId: item.keywordId, keyword: w ? w.after : row });
       }
+      await flush();
       for (const log of logs.values()) await this.settle(tx, log);
       return out;
     });
@@ -415,22 +450,21 @@ export class CrawlStore {
         const want = limit - claims.length;
         if (want <= 0) return false;
         const rows = await read(want);
+        const writes: Planned[] = [];
         for (const kw of rows) {
           skip.add(kw.id);
           const leaseToken = newLeaseToken();
           const d = decide(kw, source, { type: "CLAIM", crawlerId, leaseToken, now, today });
-          if (!d.ok) continue;
-          try {
-            const keyword = await this.apply(tx, kw, d, crawlerId, today, now, log, limit === 1 && log.keywordIds.length === 0);
-            if (d.to === CrawlStatus.CRAWLING) claims.push({ keyword, leaseToken, startPage: d.startPage!, resumed: d.resumed! });
-          } catch (e) {
-            if (!(e instanceof CasConflict)) throw e;
-          }
+          const w = d.ok ? this.plan(kw, d, crawlerId, today, now) : null;
+          if (!d.ok || !w) continue;
+          writes.push(w);
+          if (d.to === CrawlStatus.CRAWLING) claims.push({ keyword: w.after, leaseToken, startPage: d.startPage!, resumed: d.resumed! });
         }
+        await this.applyAll(tx, writes, { now, today }, () => log);
         return rows.length === want;
       };
-      // Read again while a read may hold more: a candidate finished on the spot (no pages left)
-      // does not fill the claim.
+      // (SQLite: PostgreSQL claims in claimAutocommit.) Read again while a read may hold more: a
+      // candidate finished on the spot (no pages left) does not fill the claim.
       for (const pick of sql.CLAIM_ORDER) {
         while (await take((want) => sql.claimCandidates(tx, this.db.provider, source, { today, todayStart }, pick, want, [...skip])));
       }

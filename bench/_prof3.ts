@@ -1,0 +1,33 @@
+import pg from "pg";
+import { createTestDatabase } from "/work/main/server/test/databases.ts";
+import { migrate } from "/work/main/server/src/db/migrate.ts";
+import { openDatabase } from "/work/main/server/src/db/client.ts";
+import { seedSources } from "/work/main/server/src/db/seed.ts";
+import * as sql from "/work/main/server/src/crawl/sql.ts";
+import { importKeywords, crossProduct } from "/work/main/server/src/keywords/import.ts";
+const tdb = await createTestDatabase("postgres");
+await migrate(tdb.url);
+const db = await openDatabase(tdb.url);
+await seedSources(db);
+await importKeywords(db, "qcwy", crossProduct(Array.from({ length: 20000 }, (_, i) => `c${i}`), ["b"]));
+let captured: any;
+const fake = { query: async (s: any) => { captured = s; return []; }, execute: async () => 0 };
+await sql.claimPostgres(fake as any, { sourceId: "qcwy", crawlerId: "x", today: "2026-11-30", todayStart: new Date(Date.now() - 3600e3), now: new Date(), take: 1, tokens: ["t"] });
+const text = captured.text;
+const vals = captured.values.map((v: any) => (v instanceof Date ? v.toISOString() : v));
+for (const round of [1, 2]) for (const mode of ["auto", "force_custom_plan", "force_generic_plan"]) {
+  const cl = new pg.Client({ connectionString: tdb.url }); await cl.connect();
+  await cl.query(`SET plan_cache_mode = ${mode}`);
+  const t0 = performance.now();
+  for (let i = 0; i < 1000; i++) await cl.query({ name: "c", text, values: vals.map((v: any) => (Array.isArray(v) ? [`t${i}`] : v)) });
+  console.log(round, mode, ((performance.now() - t0) / 1000).toFixed(3), "ms/claim");
+  await cl.end();
+}
+const cl = new pg.Client({ connectionString: tdb.url }); await cl.connect();
+const t0 = performance.now();
+for (let i = 0; i < 1000; i++) await cl.query({ name: "s", text: "SELECT 1", values: [] });
+console.log("select 1", ((performance.now() - t0) / 1000).toFixed(3));
+const t1 = performance.now();
+for (let i = 0; i < 1000; i++) await cl.query({ name: "u", text: `UPDATE "Source" SET "updatedAt" = now() WHERE id = 'boss'`, values: [] });
+console.log("trivial update commit", ((performance.now() - t1) / 1000).toFixed(3));
+await cl.end(); await db.close(); await tdb.drop();
