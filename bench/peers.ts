@@ -3,40 +3,77 @@
 // (a Worker running no-op jobs, on Redis). Each run starts from a fresh schema / queue of its own
 // and removes it afterwards.
 import { randomBytes } from "node:crypto";
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
+import { createSchema, createYoga } from "graphql-yoga";
 import { performance } from "node:perf_hooks";
 import pg from "pg";
 import { PgBoss } from "pg-boss";
 import { Queue, Worker } from "bullmq";
 
+/** Posts one GraphQL operation and returns its data (the bench's load generator). */
+export type Post = (url: string, token: string | null, query: string, variables: Record<string, unknown>) => Promise<any>;
+
 /**
  * pg-boss: `jobs` jobs queued, then `concurrency` workers each loop fetch(1) → complete until the
- * queue is empty. Returns jobs completed per second.
+ * queue is empty. Returns jobs completed per second. In-process as pg-boss is used; with `http`,
+ * the same loop goes through a bare graphql-yoga server whose two mutations call pg-boss — the
+ * HTTP + GraphQL layer a remote spider would need, the same one under our own HTTP figures.
  */
-export async function pgBossCycles(url: string, jobs: number, concurrency: number): Promise<{ ops: number; seconds: number }> {
+export async function pgBossCycles(url: string, jobs: number, concurrency: number, http?: Post): Promise<{ ops: number; seconds: number }> {
   const schema = `pgboss_bench_${randomBytes(4).toString("hex")}`;
   const boss = new PgBoss({ connectionString: url, schema, supervise: false, schedule: false, max: Math.max(4, concurrency + 2) });
   boss.on("error", () => {});
   await boss.start();
+  const queue = "bench";
+  const server = http
+    ? createServer(
+        createYoga({
+          schema: createSchema({
+            typeDefs: `type Job { id: ID! } type Query { ok: Boolean }
+              type Mutation { fetch(queue: String!): [Job!]! complete(queue: String!, id: ID!): Boolean }`,
+            resolvers: {
+              Mutation: {
+                fetch: (_: unknown, a: { queue: string }) => boss.fetch(a.queue),
+                complete: async (_: unknown, a: { queue: string; id: string }) => {
+                  await boss.complete(a.queue, a.id);
+                  return true;
+                },
+              },
+            },
+          }),
+          logging: false,
+        }),
+      )
+    : null;
   try {
-    const queue = "bench";
     await boss.createQueue(queue);
     for (let i = 0; i < jobs; i += 1000) {
       await boss.insert(queue, Array.from({ length: Math.min(1000, jobs - i) }, (_, j) => ({ data: { n: i + j } })));
+    }
+    let fetchOne = async () => (await boss.fetch(queue))[0]?.id;
+    let complete = async (id: string) => void (await boss.complete(queue, id));
+    if (server && http) {
+      await new Promise<void>((r) => server.listen(0, "127.0.0.1", () => r()));
+      const endpoint = `http://127.0.0.1:${(server.address() as AddressInfo).port}/graphql`;
+      fetchOne = async () => (await http(endpoint, null, `mutation($q: String!) { fetch(queue: $q) { id } }`, { q: queue })).fetch[0]?.id;
+      complete = async (id) => void (await http(endpoint, null, `mutation($q: String!, $id: ID!) { complete(queue: $q, id: $id) }`, { q: queue, id }));
     }
     let done = 0;
     const t0 = performance.now();
     await Promise.all(
       Array.from({ length: concurrency }, async () => {
         for (;;) {
-          const [job] = await boss.fetch(queue);
-          if (!job) return;
-          await boss.complete(queue, job.id);
+          const id = await fetchOne();
+          if (!id) return;
+          await complete(id);
           done++;
         }
       }),
     );
     return { ops: done, seconds: (performance.now() - t0) / 1000 };
   } finally {
+    if (server?.listening) await new Promise((r) => server.close(r));
     await boss.stop({ graceful: false }).catch(() => {});
     const c = new pg.Client({ connectionString: url });
     await c.connect();

@@ -181,7 +181,7 @@ const COMPLETE = `mutation($i: ReportCrawlCompleteInput!) { reportCrawlComplete(
 const REPORTS = `mutation($i: [ReportPageProgressInput!]!) { reportPagesProgress(inputs: $i) { keywordId error { code } } }`;
 const COMPLETES = `mutation($i: [ReportCrawlCompleteInput!]!) { reportCrawlsComplete(inputs: $i) { keywordId error { code } } }`;
 
-function noItemErrors(results: { error: unknown }[]) {
+function noItemErrors(results: { error?: unknown }[]) {
   const bad = results.filter((r) => r.error);
   if (bad.length) throw new Error(`batch items refused: ${JSON.stringify(bad.slice(0, 3))}`);
 }
@@ -354,6 +354,8 @@ async function benchCycles(levels: number[]) {
       if (bossDb) {
         const r = await pgBossCycles(bossDb.url, CYCLES, c);
         record(`pg-boss fetch→complete/s (PostgreSQL, C=${c})`, r.ops, r.seconds);
+        const h = await pgBossCycles(bossDb.url, CYCLES, c, post);
+        record(`pg-boss fetch→complete/s over HTTP (bare Yoga in front, PostgreSQL, C=${c})`, h.ops, h.seconds);
       }
     }
   } finally {
@@ -381,6 +383,17 @@ async function benchBatch(provider: Provider) {
     batches-- > 0 ? cycle(w, false) : 0,
   );
   await drain(`batched claim→page→complete keywords/s (${DB_LABEL[provider]}, HTTP, C=8, 32 per request)`, 8, (w) => cycle(w, true));
+  // The same batches through the crawl store in-process, as the BullMQ worker runs.
+  const store = s.app.services.store;
+  await importKeywords(s.app.services.database, "qcwy", crossProduct(Array.from({ length: BATCH_KEYWORDS }, (_, i) => `store${i}`), ["bench"]));
+  batches = Math.ceil(BATCH_KEYWORDS / 32);
+  await drain(`batched claim→complete keywords/s (${DB_LABEL[provider]}, in-process store, C=8, 32 per call)`, 8, async (w) => {
+    if (batches-- <= 0) return 0;
+    const claims = await store.claim("qcwy", `store-batch-${w}`, 32);
+    const results = await store.completeMany(claims.map((k) => ({ keywordId: k.keyword.id, leaseToken: k.leaseToken, status: CrawlStatus.COMPLETED })));
+    noItemErrors(results);
+    return claims.length;
+  });
   await s.stop();
 }
 
@@ -567,12 +580,19 @@ for (const c of LEVELS) {
   addRatio(`cycles vs pg-boss, SQLite, C=${c}`, find(`claim→complete cycles/s (SQLite, HTTP, C=${c})`), boss, 1.5);
 }
 for (const c of LEVELS) {
+  const boss = find(`pg-boss fetch→complete/s over HTTP (bare Yoga in front, PostgreSQL, C=${c})`);
+  addRatio(`cycles vs pg-boss behind the same HTTP layer, PostgreSQL, C=${c}`, find(`claim→complete cycles/s (PostgreSQL, HTTP, C=${c})`), boss, 1.0);
+  addRatio(`cycles vs pg-boss behind the same HTTP layer, SQLite, C=${c}`, find(`claim→complete cycles/s (SQLite, HTTP, C=${c})`), boss, 1.5);
+}
+for (const c of LEVELS) {
   const boss = find(`pg-boss fetch→complete/s (PostgreSQL, C=${c})`);
   addRatio(`in-process cycles vs pg-boss, PostgreSQL, C=${c}`, find(`claim→complete cycles/s (PostgreSQL, in-process store, C=${c})`), boss, 1.0);
   addRatio(`in-process cycles vs pg-boss, SQLite, C=${c}`, find(`claim→complete cycles/s (SQLite, in-process store, C=${c})`), boss, 1.5);
 }
 for (const p of providers) {
-  addRatio(`batched cycles vs BullMQ (${DB_LABEL[p]}, C=8)`, find(`batched claim→complete keywords/s (${DB_LABEL[p]}`), find(`BullMQ no-op jobs/s (Redis, concurrency 8, beside ${DB_LABEL[p]})`), 1.0);
+  const bullmq = find(`BullMQ no-op jobs/s (Redis, concurrency 8, beside ${DB_LABEL[p]})`);
+  addRatio(`batched cycles vs BullMQ (${DB_LABEL[p]}, C=8)`, find(`batched claim→complete keywords/s (${DB_LABEL[p]}, HTTP`), bullmq, 1.0);
+  addRatio(`in-process batched cycles vs BullMQ (${DB_LABEL[p]}, C=8)`, find(`batched claim→complete keywords/s (${DB_LABEL[p]}, in-process`), bullmq, 1.0);
 }
 for (const p of providers) {
   const r = scale[p];
