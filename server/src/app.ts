@@ -63,6 +63,8 @@ export interface App {
 const here = dirname(fileURLToPath(import.meta.url));
 /** How long stop() lets requests in flight finish. */
 const SHUTDOWN_GRACE_MS = 5_000;
+/** How long an idle keep-alive connection is kept open for the client. */
+const KEEP_ALIVE_TIMEOUT_MS = 65_000;
 const webRoot = join(here, "../../web");
 
 export async function buildApp(options: BuildAppOptions = {}): Promise<App> {
@@ -223,6 +225,10 @@ export async function buildApp(options: BuildAppOptions = {}): Promise<App> {
   // Slow clients (a body or headers sent a byte at a time) get REQUEST_TIMEOUT_MS in all, checked
   // every second, then a 408 and a closed socket; they never hold a connection for Node's 5 minutes.
   const server: Server = createServer({ requestTimeout: config.REQUEST_TIMEOUT_MS, headersTimeout: config.REQUEST_TIMEOUT_MS, connectionsCheckingInterval: 1000 }, handle);
+  // An idle keep-alive connection is closed by the client, not by us: a server that closes it
+  // (Node's default after 5 s) races a client reusing it, whose request then meets a reset
+  // (ECONNRESET). Clients (undici, browsers, proxies) drop idle sockets well within a minute.
+  server.keepAliveTimeout = KEEP_ALIVE_TIMEOUT_MS;
   const websocket = attachWebSocket({
     server,
     yoga,

@@ -31,6 +31,10 @@ describe.each(await testProviders())("bad input on %s", (provider) => {
 
   const cases: [string, string, () => Record<string, unknown>, string, string?][] = [
     ["page 0", REPORT, () => report({ page: 0 }), "BAD_USER_INPUT"],
+    // Text columns cannot hold NUL (PostgreSQL refuses it): bad input, never a server error.
+    ["NUL in an error message", COMPLETE, () => ({ i: { keywordId, leaseToken: lease, status: "FAILED", errorMessage: "bad\u0000page" } }), "BAD_USER_INPUT"],
+    ["NUL in a lease token", REPORT, () => report({ leaseToken: `${lease}\u0000` }), "BAD_USER_INPUT"],
+    ["NUL in a city", IMPORT, () => ({ s: "boss", c: ["北\u0000京"], j: ["Java"] }), "BAD_USER_INPUT"],
     ["page -3", REPORT, () => report({ page: -3 }), "BAD_USER_INPUT"],
     ["page beyond the source's maxPages", REPORT, () => report({ page: 4 }), "BAD_USER_INPUT"],
     ["page beyond the reported totalPages", REPORT, () => report({ page: 3, totalPages: 2 }), "BAD_USER_INPUT"],

@@ -2,15 +2,15 @@
 import { z } from "zod";
 import { CollectorSink } from "../../../generated/sqlite/enums.ts";
 import { validCron } from "../config.ts";
+import { text } from "../schema/validate.ts";
 
 export const taskFields = {
-  name: z.string().trim().min(1, "must not be empty").max(100),
-  url: z
-    .string()
+  name: text().trim().min(1, "must not be empty").max(100),
+  url: text()
     .trim()
     .max(2000)
     .refine((u) => URL.canParse(u) && /^https?:$/.test(new URL(u).protocol), "must be an http:// or https:// URL"),
-  idField: z.string().trim().min(1).max(64),
+  idField: text().trim().min(1).max(64),
   enabled: z.boolean(),
   autoStart: z.boolean(),
   batchSize: z.number().int().min(1).max(1000),

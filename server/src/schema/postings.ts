@@ -2,7 +2,7 @@
 import { z } from "zod";
 import { submitJobPostings } from "../postings/submit.ts";
 import { builder } from "./builder.ts";
-import { idInt, leaseToken, parseInput, search, sourceId, city } from "./validate.ts";
+import { city, idInt, leaseToken, parseInput, search, sourceId, text } from "./validate.ts";
 
 /** Postings one page may carry (the sites serve 15–90). */
 export const MAX_POSTINGS_PER_PAGE = 500;
@@ -51,14 +51,14 @@ const SubmitResultRef = builder
     }),
   });
 
-const text = (max: number) => z.string().max(max).nullish();
+const optionalText = (max: number) => text().max(max).nullish();
 const postingSchema = z.object({
-  externalId: z.string().trim().min(1, "must not be empty").max(128),
-  title: z.string().trim().min(1, "must not be empty").max(256),
-  company: text(256),
-  city: text(64),
-  salary: text(64),
-  url: z.string().max(1000).refine((u) => u === "" || /^https?:\/\//.test(u), "must be an http(s) URL").nullish(),
+  externalId: text().trim().min(1, "must not be empty").max(128),
+  title: text().trim().min(1, "must not be empty").max(256),
+  company: optionalText(256),
+  city: optionalText(64),
+  salary: optionalText(64),
+  url: text().max(1000).refine((u) => u === "" || /^https?:\/\//.test(u), "must be an http(s) URL").nullish(),
   publishedAt: z.date().nullish(),
 });
 const submitArgs = z.object({

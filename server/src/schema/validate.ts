@@ -20,13 +20,19 @@ export const idInt = z
   .refine((v) => /^[1-9]\d{0,9}$/.test(v) && Number(v) <= MAX_ID, "must be a positive integer id")
   .transform(Number);
 
-export const sourceId = z.string().trim().min(1).max(32);
+/** Text columns cannot hold NUL (PostgreSQL refuses it): refused as bad input, not a server error. */
+export const NO_NUL = /^[^\u0000]*$/;
+const NUL_MESSAGE = "must not contain NUL characters";
+/** A string stored in, or compared with, a database column. */
+export const text = () => z.string().regex(NO_NUL, NUL_MESSAGE);
+
+export const sourceId = text().trim().min(1).max(32);
 export const crawlerId = z.string().trim().min(1, "must not be empty").max(64).regex(/^[\x21-\x7e]+$/, "printable ASCII without spaces");
-export const leaseToken = z.string().min(1).max(64);
-export const city = z.string().trim().min(1, "must not be empty").max(64);
-export const job = z.string().trim().min(1, "must not be empty").max(128);
-export const errorMessage = z.string().max(2000);
-export const search = z.string().trim().max(100);
+export const leaseToken = text().min(1).max(64);
+export const city = text().trim().min(1, "must not be empty").max(64);
+export const job = text().trim().min(1, "must not be empty").max(128);
+export const errorMessage = text().max(2000);
+export const search = text().trim().max(100);
 
 /** Argument shapes several resolvers share. */
 export const byId = z.object({ id: idInt });
