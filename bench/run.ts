@@ -37,6 +37,7 @@ import { migrate } from "../server/src/db/migrate.ts";
 import { CrawlStatus } from "../server/src/crawl/rules.ts";
 import { createTestDatabase, postgresUnavailable } from "../server/test/databases.ts";
 import { bullmqCycles, pgBossCycles } from "./peers.ts";
+import { post } from "./post.ts";
 import { runScale, type ScaleRow, scaleTable, worstP50 } from "./scale.ts";
 
 const int = (v: string) => {
@@ -139,17 +140,6 @@ async function drain(what: string, concurrency: number, op: (worker: number) => 
     }),
   );
   return record(what, done, (performance.now() - t0) / 1000);
-}
-
-async function post(url: string, token: string | null, query: string, variables: Record<string, unknown>) {
-  const r = await fetch(url, {
-    method: "POST",
-    headers: { "content-type": "application/json", ...(token ? { authorization: `Bearer ${token}` } : {}) },
-    body: JSON.stringify({ query, variables }),
-  });
-  const body = (await r.json()) as { data?: any; errors?: unknown[] };
-  if (body.errors) throw new Error(JSON.stringify(body.errors));
-  return body.data;
 }
 
 /** The whole server on a fresh database with `keywords` keywords of source qcwy, and a spider token. */

@@ -107,39 +107,39 @@ builder.mutationFields((t) => ({
     },
   }),
 
-  reportPageProgress: t.prismaField({
-    type: "Keyword",
+  reportPageProgress: t.field({
+    type: KeywordRef,
     authScopes: { spider: true },
     description: "Record one crawled page (idempotent per page; also the heartbeat). The last page completes the keyword.",
     args: { input: t.arg({ type: ReportPageProgressInput, required: true }) },
-    resolve: (_q, _root, { input }, ctx) => ctx.store.reportPageProgress(parseInput(progressArgs, input)),
+    resolve: (_root, { input }, ctx) => ctx.store.reportPageProgress(parseInput(progressArgs, input)),
   }),
 
-  reportCrawlComplete: t.prismaField({
-    type: "Keyword",
+  reportCrawlComplete: t.field({
+    type: KeywordRef,
     authScopes: { spider: true },
     description: "Finish a keyword as COMPLETED (e.g. the site ran out of results) or FAILED with the error.",
     args: { input: t.arg({ type: ReportCrawlCompleteInput, required: true }) },
-    resolve: (_q, _root, { input }, ctx) => ctx.store.complete(parseInput(completeArgs, input)),
+    resolve: (_root, { input }, ctx) => ctx.store.complete(parseInput(completeArgs, input)),
   }),
 
-  releaseKeyword: t.prismaField({
-    type: "Keyword",
+  releaseKeyword: t.field({
+    type: KeywordRef,
     authScopes: { spider: true },
     description: "Give a keyword back (graceful stop): it becomes PARTIAL and the next claim resumes it.",
     args: { keywordId: t.arg.id({ required: true }), leaseToken: t.arg.string({ required: true }) },
-    resolve: (_q, _root, args, ctx) => {
+    resolve: (_root, args, ctx) => {
       const a = parseInput(leaseArgs, args);
       return ctx.store.release(a.keywordId, a.leaseToken);
     },
   }),
 
-  heartbeat: t.prismaField({
-    type: "Keyword",
+  heartbeat: t.field({
+    type: KeywordRef,
     authScopes: { spider: true },
     description: "Keep the lease of a keyword whose page takes long (every page report is a heartbeat too).",
     args: { keywordId: t.arg.id({ required: true }), leaseToken: t.arg.string({ required: true }) },
-    resolve: (_q, _root, args, ctx) => {
+    resolve: (_root, args, ctx) => {
       const a = parseInput(leaseArgs, args);
       return ctx.store.heartbeat(a.keywordId, a.leaseToken);
     },
