@@ -241,6 +241,51 @@ export async function writeKeywordsPostgres(
   return row!.n;
 }
 
+/**
+ * PostgreSQL: ONE keyword's write in one statement, lighter than writeKeywordsPostgres for a single
+ * row (only the patched columns, no arrays): its compare-and-set, page report, event and counters.
+ * Everything after the UPDATE is written only if the UPDATE matched, and the main query reads the
+ * UPDATE first (keyword row locked before page report and counters). Returns rows updated (0 or 1).
+ * Not for RESET (dropped page reports): writeKeywordsPostgres does that.
+ */
+export async function writeKeywordPostgres(
+  tx: SqlTx,
+  w: KeywordWrite & { patch: KeywordPatch },
+  counters: { sourceId: string; deltas: CounterDelta[] } | null,
+  at: { now: Date; today: string },
+): Promise<number> {
+  if (w.dropPageReports) throw new Error("writeKeywordPostgres cannot drop page reports");
+  const parts: Prisma.Sql[] = [
+    Prisma.sql`u AS (
+      UPDATE "Keyword" SET ${setClauses("postgres", w.patch)}, "version" = "version" + 1, "updatedAt" = ${at.now}::timestamp
+       WHERE "id" = ${w.before.id} AND "version" = ${w.before.version} RETURNING "id")`,
+  ];
+  if (w.pageReport) {
+    parts.push(Prisma.sql`p AS (
+      INSERT INTO "PageReport" ("keywordId", "sourceId", "crawlDate", "page", "jobsFound", "crawlerId", "reportedAt")
+      SELECT u."id", ${w.before.sourceId}, ${at.today}, ${w.pageReport.page}::int, ${w.pageReport.jobsFound}::int, ${w.crawlerId}, ${at.now}::timestamp FROM u
+      ON CONFLICT ("keywordId", "crawlDate", "page")
+      DO UPDATE SET "jobsFound" = excluded."jobsFound", "crawlerId" = excluded."crawlerId", "reportedAt" = excluded."reportedAt")`);
+  }
+  if (w.event) {
+    parts.push(Prisma.sql`e AS (
+      INSERT INTO "CrawlEvent" ("keywordId", "sourceId", "crawlDate", "from", "to", "reason", "crawlerId", "at")
+      SELECT u."id", ${w.before.sourceId}, ${at.today}, ${status("postgres", w.event.from)}, ${status("postgres", w.event.to)}, ${w.event.reason},
+             ${w.crawlerId}, ${at.now}::timestamp FROM u)`);
+  }
+  if (counters?.deltas.length) {
+    const rows = counters.deltas.map(
+      (d) => Prisma.sql`(${d.crawlDate}, ${status("postgres", d.status)}, ${d.shard}::int, ${d.keywords}::int, ${d.jobsFound}::int, ${d.pagesCrawled}::int)`,
+    );
+    parts.push(Prisma.sql`c AS (
+      INSERT INTO "CrawlCounter" ("sourceId", "crawlDate", "status", "shard", "keywords", "jobsFound", "pagesCrawled")
+      SELECT ${counters.sourceId}, v.* FROM (VALUES ${Prisma.join(rows)}) v WHERE EXISTS (SELECT 1 FROM u)
+      ${COUNTER_UPSERT})`);
+  }
+  const [row] = await tx.query<{ n: number }>(Prisma.sql`WITH ${Prisma.join(parts)} SELECT count(*)::int AS "n" FROM u`);
+  return row!.n;
+}
+
 /** The error writeKeywordsPostgres(strict) raises when a row lost its compare-and-set. */
 export const isCasFailure = (e: unknown) => (e as { code?: string }).code === "22012";
 

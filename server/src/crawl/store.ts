@@ -90,7 +90,7 @@ const writesBlind = (patch: KeywordPatch) =>
   Object.entries(patch).every(([column, value]) => BLIND_COLUMNS.has(column) && !(typeof value === "number" && Number.isNaN(value)));
 
 /** A keyword write planned from a decision, with what it does to today's counters. */
-type Planned = sql.KeywordWrite & { after: Keyword; deltas: CounterDelta[] };
+type Planned = sql.KeywordWrite & { after: Keyword; patch: KeywordPatch; deltas: CounterDelta[] };
 
 /** PostgreSQL's deadlock_detected: two batches locked the same rows in different orders. */
 const isDeadlock = (e: unknown) => (e as { code?: string }).code === "40P01";
@@ -159,6 +159,7 @@ export class CrawlStore {
     return {
       before: kw,
       after,
+      patch: d.patch,
       crawlerId,
       pageReport: d.pageReport,
       event: d.from !== d.to ? { from: d.from, to: d.to, reason: d.reason } : undefined,
@@ -187,14 +188,21 @@ export class CrawlStore {
     const provider = this.db.provider;
     if (provider === "postgres") {
       // One round trip for the whole write.
-      const counters = alone ? [{ sourceId: kw.sourceId, deltas: mergeDeltas(w.deltas) }] : [];
-      if ((await sql.writeKeywordsPostgres(tx, [w], counters, { now, today }, false)) !== 1) throw new CasConflict();
+      if ((await this.writeOnePostgres(tx, w, alone, { now, today })) !== 1) throw new CasConflict();
       this.record(log, w, !alone);
     } else {
       if ((await sql.writeKeywordsSqlite(tx, [w], { now, today })) !== 1) throw new CasConflict();
       this.record(log, w);
     }
     return w.after;
+  }
+
+  /** PostgreSQL: one keyword's write in one statement, with its counters when `withCounters`. */
+  private writeOnePostgres(tx: SqlTx, w: Planned, withCounters: boolean, at: { now: Date; today: string }) {
+    const counters = withCounters ? { sourceId: w.before.sourceId, deltas: mergeDeltas(w.deltas) } : null;
+    return w.dropPageReports
+      ? sql.writeKeywordsPostgres(tx, [w], counters ? [counters] : [], at, false)
+      : sql.writeKeywordPostgres(tx, w, counters, at);
   }
 
   /**
@@ -307,8 +315,7 @@ export class CrawlStore {
     if (!d.ok) throw apiError(d.code, d.message, { keywordId: String(keywordId) });
     const w = this.plan(row, d, row.crawlerId, today, now);
     if (!w) return row;
-    const counters = [{ sourceId: row.sourceId, deltas: mergeDeltas(w.deltas) }];
-    if ((await sql.writeKeywordsPostgres(run, [w], counters, { now, today }, false)) !== 1) return null;
+    if ((await this.writeOnePostgres(run, w, true, { now, today })) !== 1) return null;
     const log = journal(row.sourceId);
     this.record(log, w, false);
     this.emit(log);
