@@ -429,6 +429,8 @@ export type ClaimedRow = Keyword & {
   /** Nothing left to fetch (maxPages lowered since): COMPLETED instead of leased. */
   done: boolean;
   fromStatus: CrawlStatus;
+  /** The reason logged in its CrawlEvent (as decide() gives it). */
+  reason: string;
   /** Position in priority order (1-based); the row's lease token is tokens[rn - 1]. */
   rn: number;
   /** jobsFound / pagesCrawled before the claim (for the counters). */
@@ -465,6 +467,10 @@ export async function claimPostgres(
   const fromStatus = Prisma.raw(
     `CASE t."pick" ${CLAIM_ORDER.map((p, i) => `WHEN ${i} THEN '${p === "PARTIAL" || p === "FAILED" ? p : "IDLE"}'`).join(" ")} END::"CrawlStatus"`,
   );
+  const reason = Prisma.raw(
+    `CASE WHEN t."done" THEN 'no pages left' WHEN t."pick" = ${CLAIM_ORDER.indexOf("PARTIAL")} THEN 'resume' ` +
+      `WHEN t."pick" = ${CLAIM_ORDER.indexOf("FAILED")} THEN 'retry' ELSE 'claim' END`,
+  );
   return tx.query<ClaimedRow>(Prisma.sql`
     WITH s AS (SELECT "maxPages", "maxRetries" FROM "Source" WHERE "id" = ${q.sourceId} AND "enabled"),
     ${Prisma.join(picks)},
@@ -490,13 +496,11 @@ export async function claimPostgres(
         "retryCount" = CASE WHEN ${fresh} THEN 0 WHEN ${retry} AND NOT t."done" THEN k."retryCount" + 1 ELSE k."retryCount" END,
         "version" = k."version" + 1, "updatedAt" = ${q.now}::timestamp
       FROM t WHERE k."id" = t."id"
-      RETURNING k.*, t."pick", t."done", t."rn", ${fromStatus} AS "fromStatus",
+      RETURNING k.*, t."pick", t."done", t."rn", ${fromStatus} AS "fromStatus", ${reason} AS "reason",
                 t."jobsFound" AS "fromJobs", t."pagesCrawled" AS "fromPages"),
     e AS (
       INSERT INTO "CrawlEvent" ("keywordId", "sourceId", "crawlDate", "from", "to", "reason", "crawlerId", "at")
-      SELECT u."id", u."sourceId", ${q.today}, u."fromStatus", u."status",
-             CASE WHEN u."done" THEN 'no pages left' WHEN u."fromStatus" = 'PARTIAL' THEN 'resume' WHEN u."fromStatus" = 'FAILED' THEN 'retry' ELSE 'claim' END,
-             ${q.crawlerId}, ${q.now}::timestamp
+      SELECT u."id", u."sourceId", ${q.today}, u."fromStatus", u."status", u."reason", ${q.crawlerId}, ${q.now}::timestamp
         FROM u ORDER BY u."rn"),
     c AS (
       INSERT INTO "CrawlCounter" ("sourceId", "crawlDate", "status", "shard", "keywords", "jobsFound", "pagesCrawled")

@@ -185,8 +185,7 @@ export class CrawlStore {
   ): Promise<Keyword> {
     const w = this.plan(kw, d, crawlerId, today, now);
     if (!w) return kw;
-    const provider = this.db.provider;
-    if (provider === "postgres") {
+    if (this.db.provider === "postgres") {
       // One round trip for the whole write.
       if ((await this.writeOnePostgres(tx, w, alone, { now, today })) !== 1) throw new CasConflict();
       this.record(log, w, !alone);
@@ -246,12 +245,7 @@ export class CrawlStore {
       const today = this.calendar.today();
       try {
         const result = await this.db.transaction(async (tx) => {
-          const page = opts.page !== undefined && Number.isInteger(opts.page) ? opts.page : null;
-          const loaded = await sql.loadKeyword(tx, this.db.provider, keywordId, today, page);
-          if (!loaded) throw notFound(`keyword ${keywordId} does not exist`);
-          const { keyword: row, source, previousJobsOnPage } = loaded;
-          const d = decide(row, source, makeEvent(row, { now, today }, previousJobsOnPage));
-          if (!d.ok) throw apiError(d.code, d.message, { keywordId: String(keywordId) });
+          const { row, d } = await this.loadAndDecide(tx, keywordId, makeEvent, opts, { now, today }, false);
           const log = journal(row.sourceId);
           const kw = await this.apply(tx, row, d, row.crawlerId, today, now, log, true);
           await this.settle(tx, log);
@@ -264,6 +258,28 @@ export class CrawlStore {
         throw e;
       }
     }
+  }
+
+  /**
+   * Read a keyword (with its source's rules and, for a page report, that page's earlier report) and
+   * decide `makeEvent` on it; NOT_FOUND or the rules' refusal are thrown. `unlocked`: read without
+   * taking the PostgreSQL row lock (the write's compare-and-set guards it instead).
+   */
+  private async loadAndDecide(
+    tx: SqlTx,
+    keywordId: number,
+    makeEvent: (kw: Keyword, at: { now: Date; today: string }, previousJobsOnPage: number | null) => CrawlEventInput,
+    opts: { page?: number },
+    at: { now: Date; today: string },
+    unlocked: boolean,
+  ): Promise<{ row: Keyword; d: Accepted }> {
+    const page = opts.page !== undefined && Number.isInteger(opts.page) ? opts.page : null;
+    const loaded = await sql.loadKeyword(tx, this.db.provider, keywordId, at.today, page, unlocked);
+    if (!loaded) throw notFound(`keyword ${keywordId} does not exist`);
+    const { keyword: row, source, previousJobsOnPage } = loaded;
+    const d = decide(row, source, makeEvent(row, at, previousJobsOnPage));
+    if (!d.ok) throw apiError(d.code, d.message, { keywordId: String(keywordId) });
+    return { row, d };
   }
 
   /**
@@ -307,12 +323,7 @@ export class CrawlStore {
   ): Promise<Keyword | null> {
     const now = this.calendar.now();
     const today = this.calendar.today();
-    const page = opts.page !== undefined && Number.isInteger(opts.page) ? opts.page : null;
-    const loaded = await sql.loadKeyword(run, "postgres", keywordId, today, page, true);
-    if (!loaded) throw notFound(`keyword ${keywordId} does not exist`);
-    const { keyword: row, source, previousJobsOnPage } = loaded;
-    const d = decide(row, source, makeEvent(row, { now, today }, previousJobsOnPage));
-    if (!d.ok) throw apiError(d.code, d.message, { keywordId: String(keywordId) });
+    const { row, d } = await this.loadAndDecide(run, keywordId, makeEvent, opts, { now, today }, true);
     const w = this.plan(row, d, row.crawlerId, today, now);
     if (!w) return row;
     if ((await this.writeOnePostgres(run, w, true, { now, today })) !== 1) return null;
@@ -495,9 +506,8 @@ export class CrawlStore {
       const want = limit - claims.length;
       const tokens = Array.from({ length: want }, newLeaseToken);
       const rows = await sql.claimPostgres(run, { sourceId, crawlerId, today, todayStart: this.calendar.startOf(today), now, take: want, tokens });
-      for (const { pick: _pick, done, fromStatus, rn: _rn, fromJobs: _j, fromPages: _p, ...keyword } of rows) {
+      for (const { pick: _pick, done, fromStatus, reason, rn: _rn, fromJobs: _j, fromPages: _p, ...keyword } of rows) {
         log.keywordIds.push(keyword.id);
-        const reason = done ? "no pages left" : fromStatus === CrawlStatus.PARTIAL ? "resume" : fromStatus === CrawlStatus.FAILED ? "retry" : "claim";
         log.transitions.push({ from: fromStatus, to: keyword.status, reason, crawlerId });
         if (done) continue;
         const startPage = fromStatus === CrawlStatus.IDLE ? 1 : keyword.lastCompletedPage + 1;
