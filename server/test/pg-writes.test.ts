@@ -22,7 +22,7 @@ describe.each(providers)("single-statement writes on %s", () => {
   beforeAll(async () => {
     ({ tdb, db } = await preparedTestDatabase("postgres"));
     store = new CrawlStore(db, calendar);
-    await importKeywords(db, "qcwy", crossProduct(["w1", "w2", "w3"], ["x"]));
+    await importKeywords(db, "qcwy", crossProduct(["w1", "w2", "w3", "w4", "w5", "w6", "w7"], ["x"]));
   });
   afterAll(async () => {
     await db?.close();
@@ -79,6 +79,53 @@ describe.each(providers)("single-statement writes on %s", () => {
     // A replay of the same completion: the lease no longer holds a CRAWLING row, so the store reads and answers the replay.
     const again = await store.complete({ keywordId: c!.keyword.id, leaseToken: c!.leaseToken, status: CrawlStatus.COMPLETED });
     expect(again.version).toBe(done.version);
+    expect(await counts()).toEqual(after);
+  });
+
+  it("a leased batch with one item not holding its lease writes nothing; the store answers per item", async () => {
+    const claims = await store.claim("qcwy", "t3", 3);
+    expect(claims).toHaveLength(3);
+    const before = await counts();
+    const now = new Date();
+    const at = { now, today: calendar.today() };
+    const writes = claims.map((c, i) => ({
+      id: c.keyword.id,
+      leaseToken: i === 2 ? "not-it" : c.leaseToken,
+      patch: i === 1 ? { status: CrawlStatus.FAILED, heartbeatAt: now, errorMessage: "boom" } : { status: CrawlStatus.COMPLETED, heartbeatAt: now },
+      to: i === 1 ? CrawlStatus.FAILED : CrawlStatus.COMPLETED,
+      reason: i === 1 ? "fail" : "complete",
+    }));
+    expect(sql.isCasFailure(await sql.writeLeasedManyPostgres(db.autocommit!, writes, at).catch((e) => e))).toBe(true);
+    // The same keyword twice: one UPDATE row, so it fails too.
+    const twice = [{ ...writes[0]! }, { ...writes[0]! }];
+    expect(sql.isCasFailure(await sql.writeLeasedManyPostgres(db.autocommit!, twice, at).catch((e) => e))).toBe(true);
+    expect(await counts()).toEqual(before);
+
+    // Through the store: the third item is LEASE_LOST, the others commit, each with its event and counters.
+    const results = await store.completeMany(
+      claims.map((c, i) => ({
+        keywordId: c.keyword.id,
+        leaseToken: i === 2 ? "not-it" : c.leaseToken,
+        status: i === 1 ? CrawlStatus.FAILED : CrawlStatus.COMPLETED,
+        errorMessage: i === 1 ? "boom" : null,
+      })),
+    );
+    expect(results.map((r) => r.keyword?.status ?? r.error?.code)).toEqual([CrawlStatus.COMPLETED, CrawlStatus.FAILED, "LEASE_LOST"]);
+    expect(results[1]!.keyword!.errorMessage).toBe("boom");
+    const mid = await counts();
+    expect(mid.events).toBe(before.events + 2);
+
+    // All leases held: the one-statement path writes the batch, rows in input order, events and counters included.
+    const rest = await store.completeMany([{ keywordId: claims[2]!.keyword.id, leaseToken: claims[2]!.leaseToken, status: CrawlStatus.COMPLETED }]);
+    expect(rest[0]!.keyword!.status).toBe(CrawlStatus.COMPLETED);
+    const after = await counts();
+    expect(after.events).toBe(mid.events + 1);
+    const byStatus = (cs: typeof after.counters, s: CrawlStatus) => cs.filter((c) => c.status === s).reduce((n, c) => n + c.keywords, 0);
+    expect(byStatus(after.counters, CrawlStatus.COMPLETED) - byStatus(before.counters, CrawlStatus.COMPLETED)).toBe(2);
+    expect(byStatus(after.counters, CrawlStatus.FAILED) - byStatus(before.counters, CrawlStatus.FAILED)).toBe(1);
+    expect(byStatus(after.counters, CrawlStatus.CRAWLING) - byStatus(before.counters, CrawlStatus.CRAWLING)).toBe(-3);
+    // A replay of the whole batch: nothing new.
+    await store.completeMany([{ keywordId: claims[2]!.keyword.id, leaseToken: claims[2]!.leaseToken, status: CrawlStatus.COMPLETED }]);
     expect(await counts()).toEqual(after);
   });
 });

@@ -63,20 +63,25 @@ export async function loadKeyword(tx: SqlTx, provider: Provider, keywordId: numb
 }
 
 /**
- * PostgreSQL: several keywords (with, per item, what its page recorded today) in one statement,
- * without locks; `out[i]` answers `items[i]` (undefined: no such keyword).
+ * Several keywords (with, per item, what its page recorded today) in one statement, without locks;
+ * `out[i]` answers `items[i]` (undefined: no such keyword).
  */
-export async function loadKeywordsPostgres(tx: SqlTx, items: { id: number; page: number | null }[], today: string) {
+export async function loadKeywords(tx: SqlTx, provider: Provider, items: { id: number; page: number | null }[], today: string) {
+  const input =
+    provider === "postgres"
+      ? Prisma.sql`unnest(${items.map((x) => x.id)}::int[], ${items.map((x) => x.page ?? 0)}::int[]) WITH ORDINALITY AS i ("id", "page", "i")`
+      : Prisma.sql`(SELECT j.value ->> 0 AS "id", j.value ->> 1 AS "page", j.key + 1 AS "i"
+                      FROM json_each(${JSON.stringify(items.map((x) => [x.id, x.page ?? 0]))}) j) AS i`;
   const rows = await tx.query<Keyword & { s_maxPages: number; s_maxRetries: number; s_stale: number; p_jobs: number | null; i: number }>(Prisma.sql`
     SELECT k.*, s."maxPages" AS "s_maxPages", s."maxRetries" AS "s_maxRetries", s."staleAfterSeconds" AS "s_stale",
-           p."jobsFound" AS "p_jobs", i."i"::int AS "i"
-      FROM unnest(${items.map((x) => x.id)}::int[], ${items.map((x) => x.page ?? 0)}::int[]) WITH ORDINALITY AS i ("id", "page", "i")
+           p."jobsFound" AS "p_jobs", ${provider === "postgres" ? Prisma.sql`i."i"::int` : Prisma.sql`i."i"`} AS "i"
+      FROM ${input}
       JOIN "Keyword" k ON k."id" = i."id"
       JOIN "Source" s ON s."id" = k."sourceId"
       LEFT JOIN "PageReport" p ON p."keywordId" = k."id" AND p."crawlDate" = ${today} AND p."page" = i."page"`);
   const out: (LoadedKeyword | undefined)[] = new Array(items.length);
   for (const { s_maxPages, s_maxRetries, s_stale, p_jobs, i, ...keyword } of rows) {
-    out[i - 1] = {
+    out[Number(i) - 1] = {
       keyword: keyword as Keyword,
       source: { id: keyword.sourceId, maxPages: s_maxPages, maxRetries: s_maxRetries, staleAfterSeconds: s_stale },
       previousJobsOnPage: p_jobs,
@@ -136,6 +141,64 @@ export async function writeLeasedPostgres(
       ${COUNTER_UPSERT})
     SELECT * FROM u`);
   return rows[0] ?? null;
+}
+
+/** One leased keyword's blind write (see writeLeasedPostgres), an item of writeLeasedManyPostgres. */
+export interface LeasedWrite {
+  id: number;
+  leaseToken: string;
+  patch: KeywordPatch;
+  to: CrawlStatus;
+  reason: string;
+}
+
+/**
+ * PostgreSQL: writeLeasedPostgres for a batch, in ONE statement that writes all or nothing: every
+ * keyword must be CRAWLING today under its item's token (and appear once), else the statement
+ * fails with division_by_zero (see isCasFailure) and the caller reads and decides instead. Events
+ * and the day's counters follow from the rows the UPDATE returns. Only status, heartbeatAt and
+ * errorMessage may be patched (the blind columns); returns the keywords after, in input order.
+ */
+export async function writeLeasedManyPostgres(tx: SqlTx, writes: LeasedWrite[], at: { now: Date; today: string }): Promise<Keyword[]> {
+  for (const w of writes) {
+    for (const c of Object.keys(w.patch)) if (c !== "status" && c !== "heartbeatAt" && c !== "errorMessage") throw new Error(`not blind: ${c}`);
+  }
+  const crawling = status("postgres", "CRAWLING" as CrawlStatus);
+  const has = (w: LeasedWrite, c: keyof KeywordPatch) => Object.hasOwn(w.patch, c);
+  const rows = await tx.query<Keyword & { v_i: number; v_reason: string; check: number }>(Prisma.sql`
+    WITH v AS (
+      SELECT * FROM unnest(${writes.map((w) => w.id)}::int[], ${writes.map((w) => w.leaseToken)}::text[],
+        ${writes.map((w) => w.to)}::"CrawlStatus"[], ${writes.map((w) => w.reason)}::text[],
+        ${writes.map((w) => has(w, "heartbeatAt"))}::boolean[], ${timestamps(writes.map((w) => w.patch.heartbeatAt ?? null))}::timestamp[],
+        ${writes.map((w) => has(w, "errorMessage"))}::boolean[], ${writes.map((w) => w.patch.errorMessage ?? null)}::text[])
+        WITH ORDINALITY AS v ("id", "token", "to", "reason", "h_set", "h", "e_set", "e", "i")),
+    u AS (
+      UPDATE "Keyword" k SET "status" = v."to",
+        "heartbeatAt" = CASE WHEN v."h_set" THEN v."h" ELSE k."heartbeatAt" END,
+        "errorMessage" = CASE WHEN v."e_set" THEN v."e" ELSE k."errorMessage" END,
+        "version" = k."version" + 1, "updatedAt" = ${at.now}::timestamp
+      FROM v WHERE k."id" = v."id" AND k."leaseToken" = v."token"
+        -- the lease's other conditions, written so that no index serves them: each row by its id
+        AND (k."status" = 'CRAWLING' AND k."crawlDate" = ${at.today}) IS TRUE
+      RETURNING k.*, v."reason" AS "v_reason", v."i"::int AS "v_i"),
+    n AS (SELECT count(*)::int AS "n" FROM u),
+    e AS (
+      INSERT INTO "CrawlEvent" ("keywordId", "sourceId", "crawlDate", "from", "to", "reason", "crawlerId", "at")
+      SELECT u."id", u."sourceId", ${at.today}, ${crawling}, u."status", u."v_reason", u."crawlerId", ${at.now}::timestamp
+        FROM u WHERE u."status" <> ${crawling} AND (SELECT "n" FROM n) = ${writes.length}::int
+       ORDER BY u."v_i"),
+    c AS (
+      INSERT INTO "CrawlCounter" ("sourceId", "crawlDate", "status", "shard", "keywords", "jobsFound", "pagesCrawled")
+      SELECT u."sourceId", ${at.today}, d."status", u."id" % ${Prisma.raw(String(COUNTER_SHARDS))}, sum(d."k"), sum(d."j"), sum(d."p")
+        FROM u CROSS JOIN LATERAL (VALUES (${crawling}, -1, -u."jobsFound", -u."pagesCrawled"), (u."status", 1, u."jobsFound", u."pagesCrawled"))
+             AS d ("status", "k", "j", "p")
+       WHERE u."status" <> ${crawling} AND (SELECT "n" FROM n) = ${writes.length}::int
+       GROUP BY u."sourceId", d."status", u."id" % ${Prisma.raw(String(COUNTER_SHARDS))}
+       ORDER BY u."sourceId" COLLATE "C", d."status"::text COLLATE "C", 4
+      ${COUNTER_UPSERT})
+    SELECT u.*, CASE WHEN n."n" <> ${writes.length}::int THEN 1 / (n."n" - n."n") ELSE 0 END AS "check"
+      FROM n LEFT JOIN u ON true ORDER BY u."v_i"`);
+  return rows.map(({ v_i: _i, v_reason: _r, check: _c, ...k }) => k as Keyword);
 }
 
 /** One keyword's write: its full state after the event, guarded by the version it was read at. */
@@ -291,32 +354,42 @@ export const isCasFailure = (e: unknown) => (e as { code?: string }).code === "2
 
 /** SQLite's text form of a DateTime, as Prisma stores it (ISO-8601 with an explicit offset). */
 const sqliteTime = (d: Date | null) => (d ? d.toISOString().replace("Z", "+00:00") : null);
+/** A crawl-state value as SQLite stores it (dates as Prisma's text). */
+const sqliteColumn = (v: unknown) => (v instanceof Date ? sqliteTime(v) : v === undefined ? null : v);
 
 /**
- * SQLite: any number of keyword writes in at most four statements — the compare-and-set of every
- * row's full crawl state, the page reports, the events, the dropped page reports — each over a
- * JSON array parameter (json_each), so one statement text serves every batch size. Runs inside the
- * writer's transaction. Returns how many rows matched their version.
+ * SQLite: any number of keyword writes in a few statements — the compare-and-set of the patched
+ * columns (one statement per kind of patch), the page reports, the events, the dropped page
+ * reports — each over a JSON array parameter (json_each), so one statement text serves every batch
+ * size. Runs inside the writer's transaction. Returns how many rows matched their version.
  */
-export async function writeKeywordsSqlite(tx: SqlTx, writes: KeywordWrite[], at: { now: Date; today: string }): Promise<number> {
+export async function writeKeywordsSqlite(
+  tx: SqlTx,
+  writes: (KeywordWrite & { patch: KeywordPatch })[],
+  at: { now: Date; today: string },
+): Promise<number> {
   const now = sqliteTime(at.now);
-  const rows = writes.map(({ before, after: k }) => [
-    before.id, before.version, k.status, k.crawlDate, sqliteTime(k.lastRequestedAt), k.lastCompletedPage, k.totalPages, k.jobsFound,
-    k.pagesCrawled, sqliteTime(k.crawlStartedAt), sqliteTime(k.heartbeatAt), k.crawlerId, k.errorMessage, k.retryCount, k.leaseToken,
-  ]);
-  const matched = await tx.execute(Prisma.sql`
-    UPDATE "Keyword" AS k SET "status" = v."status", "crawlDate" = v."crawlDate", "lastRequestedAt" = v."lastRequestedAt",
-      "lastCompletedPage" = v."lastCompletedPage", "totalPages" = v."totalPages", "jobsFound" = v."jobsFound",
-      "pagesCrawled" = v."pagesCrawled", "crawlStartedAt" = v."crawlStartedAt", "heartbeatAt" = v."heartbeatAt",
-      "crawlerId" = v."crawlerId", "errorMessage" = v."errorMessage", "retryCount" = v."retryCount", "leaseToken" = v."leaseToken",
-      "version" = k."version" + 1, "updatedAt" = ${now}
-    FROM (SELECT j.value ->> 0 AS "id", j.value ->> 1 AS "version", j.value ->> 2 AS "status", j.value ->> 3 AS "crawlDate",
-                 j.value ->> 4 AS "lastRequestedAt", j.value ->> 5 AS "lastCompletedPage", j.value ->> 6 AS "totalPages",
-                 j.value ->> 7 AS "jobsFound", j.value ->> 8 AS "pagesCrawled", j.value ->> 9 AS "crawlStartedAt",
-                 j.value ->> 10 AS "heartbeatAt", j.value ->> 11 AS "crawlerId", j.value ->> 12 AS "errorMessage",
-                 j.value ->> 13 AS "retryCount", j.value ->> 14 AS "leaseToken"
-            FROM json_each(${JSON.stringify(rows)}) j) AS v
-    WHERE k."id" = v."id" AND k."version" = v."version"`);
+  // SQLite rewrites the entries of every index over a column the SET list names, changed or not: so
+  // each write sets only what its decision patched, one statement per set of patched columns.
+  const groups = new Map<string, { columns: (keyof KeywordPatch)[]; rows: unknown[][] }>();
+  for (const w of writes) {
+    const columns = (Object.keys(w.patch) as (keyof KeywordPatch)[]).sort();
+    const key = columns.join();
+    let g = groups.get(key);
+    if (!g) groups.set(key, (g = { columns, rows: [] }));
+    g.rows.push([w.before.id, w.before.version, ...columns.map((c) => sqliteColumn(w.after[c]))]);
+  }
+  let matched = 0;
+  for (const { columns, rows } of groups.values()) {
+    for (const c of columns) if (!PATCHABLE.has(c)) throw new Error(`not a crawl-state column: ${c}`);
+    const set = columns.map((c) => `"${c}" = v."${c}"`).join(", ");
+    const values = columns.map((c, i) => `j.value ->> ${i + 2} AS "${c}"`).join(", ");
+    matched += await tx.execute(Prisma.sql`
+      UPDATE "Keyword" AS k SET ${Prisma.raw(set)}, "version" = k."version" + 1, "updatedAt" = ${now}
+      FROM (SELECT j.value ->> 0 AS "id", j.value ->> 1 AS "version", ${Prisma.raw(values)}
+              FROM json_each(${JSON.stringify(rows)}) j) AS v
+      WHERE k."id" = v."id" AND k."version" = v."version"`);
+  }
   const reports = writes.filter((w) => w.pageReport).map((w) => [w.before.id, w.before.sourceId, w.pageReport!.page, w.pageReport!.jobsFound, w.crawlerId]);
   if (reports.length) {
     await tx.execute(Prisma.sql`

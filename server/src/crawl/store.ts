@@ -347,7 +347,7 @@ export class CrawlStore {
     if (new Set(items.map((i) => i.keywordId)).size !== items.length) return null;
     const now = this.calendar.now();
     const today = this.calendar.today();
-    const loaded = await sql.loadKeywordsPostgres(run, items.map((i) => ({ id: i.keywordId, page: pageOf(i) })), today);
+    const loaded = await sql.loadKeywords(run, "postgres", items.map((i) => ({ id: i.keywordId, page: pageOf(i) })), today);
     const out: BatchResult[] = [];
     const writes: Planned[] = [];
     items.forEach((item, i) => {
@@ -411,9 +411,14 @@ export class CrawlStore {
         await this.applyAll(tx, pending, { now, today }, logOf);
         pending = [];
       };
-      for (const item of items) {
+      // Every keyword read in one statement; one that an earlier item of the batch wrote is read again.
+      const read = await sql.loadKeywords(tx, this.db.provider, items.map((i) => ({ id: i.keywordId, page: pageOf(i) })), today);
+      const written = new Set<number>();
+      for (const [i, item] of items.entries()) {
         if (pending.some((w) => w.before.id === item.keywordId)) await flush();
-        const loaded = await sql.loadKeyword(tx, this.db.provider, item.keywordId, today, pageOf(item), true);
+        const loaded = written.has(item.keywordId)
+          ? await sql.loadKeyword(tx, this.db.provider, item.keywordId, today, pageOf(item), true)
+          : read[i];
         if (!loaded) {
           out.push({ keywordId: item.keywordId, error: errorOf(notFound(`keyword ${item.keywordId} does not exist`)) });
           continue;
@@ -425,7 +430,10 @@ export class CrawlStore {
           continue;
         }
         const w = this.plan(row, d, row.crawlerId, today, now);
-        if (w) pending.push(w);
+        if (w) {
+          pending.push(w);
+          written.add(item.keywordId);
+        }
         out.push({ keywordId: item.keywordId, keyword: w ? w.after : row });
       }
       await flush();
@@ -442,8 +450,51 @@ export class CrawlStore {
   }
 
   /** Several completions in one transaction; per-item keyword or error (see complete). */
-  completeMany(inputs: CompleteInput[]) {
+  async completeMany(inputs: CompleteInput[]) {
+    if (this.db.autocommit) {
+      const done = await this.transitionManyLeased(this.db.autocommit, inputs, completeEvent);
+      if (done) return done;
+    }
     return this.transitionMany(inputs, (input, _kw, at) => completeEvent(input, at));
+  }
+
+  /**
+   * PostgreSQL: transitionLeased for a batch — ONE statement, no read, all or nothing. Null (nothing
+   * written) unless every item is decided blind on its lease and every keyword holds that lease:
+   * the caller then reads and decides (replays, LEASE_LOST, a keyword twice, …).
+   */
+  private async transitionManyLeased<I extends { keywordId: number; leaseToken: string }>(
+    run: SqlTx,
+    items: I[],
+    makeEvent: (item: I, at: { now: Date; today: string }) => CrawlEventInput,
+  ): Promise<BatchResult[] | null> {
+    if (!items.length || new Set(items.map((i) => i.keywordId)).size !== items.length) return null;
+    const now = this.calendar.now();
+    const today = this.calendar.today();
+    const writes: sql.LeasedWrite[] = [];
+    for (const item of items) {
+      const assumed = leasedState(item.leaseToken, today);
+      const d = decide(assumed, UNKNOWN_RULES, makeEvent(item, { now, today }));
+      if (!d.ok || d.from !== CrawlStatus.CRAWLING || !writesBlind(d.patch)) return null;
+      writes.push({ id: item.keywordId, leaseToken: item.leaseToken, patch: d.patch, to: d.to, reason: d.reason });
+    }
+    let rows: Keyword[];
+    try {
+      rows = await sql.writeLeasedManyPostgres(run, writes, { now, today });
+    } catch (e) {
+      if (sql.isCasFailure(e) || isDeadlock(e)) return null;
+      throw e;
+    }
+    const logs = new Map<string, Journal>();
+    rows.forEach((row, i) => {
+      let log = logs.get(row.sourceId);
+      if (!log) logs.set(row.sourceId, (log = journal(row.sourceId)));
+      log.keywordIds.push(row.id);
+      const w = writes[i]!;
+      if (w.to !== CrawlStatus.CRAWLING) log.transitions.push({ from: CrawlStatus.CRAWLING, to: w.to, reason: w.reason, crawlerId: row.crawlerId });
+    });
+    for (const log of logs.values()) this.emit(log);
+    return rows.map((row) => ({ keywordId: row.id, keyword: row }));
   }
 
   /**
