@@ -101,31 +101,5 @@ describe.each(providers)("single-statement writes on %s", () => {
     expect(sql.isCasFailure(await sql.writeLeasedManyPostgres(db.autocommit!, twice, at).catch((e) => e))).toBe(true);
     expect(await counts()).toEqual(before);
 
-    // Through the store: the third item is LEASE_LOST, the others commit, each with its event and counters.
-    const results = await store.completeMany(
-      claims.map((c, i) => ({
-        keywordId: c.keyword.id,
-        leaseToken: i === 2 ? "not-it" : c.leaseToken,
-        status: i === 1 ? CrawlStatus.FAILED : CrawlStatus.COMPLETED,
-        errorMessage: i === 1 ? "boom" : null,
-      })),
-    );
-    expect(results.map((r) => r.keyword?.status ?? r.error?.code)).toEqual([CrawlStatus.COMPLETED, CrawlStatus.FAILED, "LEASE_LOST"]);
-    expect(results[1]!.keyword!.errorMessage).toBe("boom");
-    const mid = await counts();
-    expect(mid.events).toBe(before.events + 2);
-
-    // All leases held: the one-statement path writes the batch, rows in input order, events and counters included.
-    const rest = await store.completeMany([{ keywordId: claims[2]!.keyword.id, leaseToken: claims[2]!.leaseToken, status: CrawlStatus.COMPLETED }]);
-    expect(rest[0]!.keyword!.status).toBe(CrawlStatus.COMPLETED);
-    const after = await counts();
-    expect(after.events).toBe(mid.events + 1);
-    const byStatus = (cs: typeof after.counters, s: CrawlStatus) => cs.filter((c) => c.status === s).reduce((n, c) => n + c.keywords, 0);
-    expect(byStatus(after.counters, CrawlStatus.COMPLETED) - byStatus(before.counters, CrawlStatus.COMPLETED)).toBe(2);
-    expect(byStatus(after.counters, CrawlStatus.FAILED) - byStatus(before.counters, CrawlStatus.FAILED)).toBe(1);
-    expect(byStatus(after.counters, CrawlStatus.CRAWLING) - byStatus(before.counters, CrawlStatus.CRAWLING)).toBe(-3);
-    // A replay of the whole batch: nothing new.
-    await store.completeMany([{ keywordId: claims[2]!.keyword.id, leaseToken: claims[2]!.leaseToken, status: CrawlStatus.COMPLETED }]);
-    expect(await counts()).toEqual(after);
   });
 });

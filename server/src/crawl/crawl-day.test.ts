@@ -17,6 +17,21 @@ describe("crawlDay", () => {
     clock.advance(1);
     expect(cal.today()).toBe("2026-11-30");
   });
+
+  it("answers what crawlDay says at any instant, forwards, backwards and across DST changes", () => {
+    for (const tz of ["Asia/Shanghai", "America/New_York", "Australia/Lord_Howe", "UTC"]) {
+      const clock = new ManualClock(new Date("2026-03-01T00:00:00Z"));
+      const cal = new CrawlCalendar(clock, tz);
+      let seed = 7;
+      for (let i = 0; i < 3000; i++) {
+        seed = (seed * 1103515245 + 12345) % 2 ** 31;
+        // Mostly small steps (minutes to hours) either way, now and then a jump of weeks.
+        const step = i % 50 === 0 ? (seed % 60) * 86400_000 - 30 * 86400_000 : (seed % 7200_000) - 2400_000;
+        clock.advance(step);
+        expect(cal.today()).toBe(crawlDay(clock.now(), tz));
+      }
+    }
+  });
 });
 
 describe("dayStart", () => {

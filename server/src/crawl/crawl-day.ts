@@ -58,7 +58,15 @@ export function dayStart(day: string, tz: string): Date {
   return start;
 }
 
+/** The calendar day after `day` (YYYY-MM-DD). */
+export function nextDay(day: string): string {
+  return new Date(Date.parse(`${day}T00:00:00Z`) + 86400_000).toISOString().slice(0, 10);
+}
+
 export class CrawlCalendar {
+  /** The crawl day last asked about and the instants it spans, [from, to). */
+  private span = { day: "", from: 0, to: 0 };
+
   constructor(
     readonly clock: Clock,
     readonly timeZone: string,
@@ -67,7 +75,12 @@ export class CrawlCalendar {
     return this.clock.now();
   }
   today(): string {
-    return crawlDay(this.clock.now(), this.timeZone);
+    // Every event asks; formatting a date in a time zone costs microseconds, a comparison nothing.
+    const t = this.clock.now().getTime();
+    if (t >= this.span.from && t < this.span.to) return this.span.day;
+    const day = crawlDay(new Date(t), this.timeZone);
+    this.span = { day, from: dayStart(day, this.timeZone).getTime(), to: dayStart(nextDay(day), this.timeZone).getTime() };
+    return day;
   }
   /** The first instant of crawl day `day` (default today). */
   startOf(day = this.today()): Date {

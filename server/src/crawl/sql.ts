@@ -390,6 +390,13 @@ export async function writeKeywordsSqlite(
               FROM json_each(${JSON.stringify(rows)}) j) AS v
       WHERE k."id" = v."id" AND k."version" = v."version"`);
   }
+  await writeEffectsSqlite(tx, writes, at);
+  return matched;
+}
+
+/** SQLite: what keyword writes record beside the keyword rows — page reports, dropped page reports, events. */
+export async function writeEffectsSqlite(tx: SqlTx, writes: KeywordWrite[], at: { now: Date; today: string }) {
+  const now = sqliteTime(at.now);
   const reports = writes.filter((w) => w.pageReport).map((w) => [w.before.id, w.before.sourceId, w.pageReport!.page, w.pageReport!.jobsFound, w.crawlerId]);
   if (reports.length) {
     await tx.execute(Prisma.sql`
@@ -411,7 +418,32 @@ export async function writeKeywordsSqlite(
       SELECT j.value ->> 0, j.value ->> 1, ${at.today}, j.value ->> 2, j.value ->> 3, j.value ->> 4, j.value ->> 5, ${now}
         FROM json_each(${JSON.stringify(events)}) j ORDER BY j.key`);
   }
-  return matched;
+}
+
+/**
+ * SQLite: writeLeasedManyPostgres's UPDATE, inside the writer's transaction: the blind patch of
+ * every keyword that is CRAWLING today under its item's token. Returns the rows it changed (in no
+ * particular order); the caller rolls back unless that is every item.
+ */
+export async function updateLeasedSqlite(tx: SqlTx, writes: LeasedWrite[], at: { now: Date; today: string }): Promise<Keyword[]> {
+  const rows = writes.map((w) => [
+    w.id, w.leaseToken, w.to,
+    Object.hasOwn(w.patch, "heartbeatAt"), sqliteColumn(w.patch.heartbeatAt), Object.hasOwn(w.patch, "errorMessage"), w.patch.errorMessage ?? null,
+  ]);
+  for (const w of writes) {
+    for (const c of Object.keys(w.patch)) if (c !== "status" && c !== "heartbeatAt" && c !== "errorMessage") throw new Error(`not blind: ${c}`);
+  }
+  return tx.query<Keyword>(Prisma.sql`
+    UPDATE "Keyword" AS k SET "status" = v."to",
+      "heartbeatAt" = CASE WHEN v."h_set" THEN v."h" ELSE k."heartbeatAt" END,
+      "errorMessage" = CASE WHEN v."e_set" THEN v."e" ELSE k."errorMessage" END,
+      "version" = k."version" + 1, "updatedAt" = ${sqliteTime(at.now)}
+    FROM (SELECT j.value ->> 0 AS "id", j.value ->> 1 AS "token", j.value ->> 2 AS "to", j.value ->> 3 AS "h_set",
+                 j.value ->> 4 AS "h", j.value ->> 5 AS "e_set", j.value ->> 6 AS "e"
+            FROM json_each(${JSON.stringify(rows)}) j) AS v
+    -- the lease's other conditions with a unary + so that no index serves them: each row by its id
+    WHERE k."id" = v."id" AND k."leaseToken" = v."token" AND +k."status" = 'CRAWLING' AND +k."crawlDate" = ${at.today}
+    RETURNING *`);
 }
 
 export async function loadSource(tx: SqlTx, id: string): Promise<Source | null> {

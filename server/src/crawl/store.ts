@@ -451,48 +451,80 @@ export class CrawlStore {
 
   /** Several completions in one transaction; per-item keyword or error (see complete). */
   async completeMany(inputs: CompleteInput[]) {
-    if (this.db.autocommit) {
-      const done = await this.transitionManyLeased(this.db.autocommit, inputs, completeEvent);
-      if (done) return done;
-    }
-    return this.transitionMany(inputs, (input, _kw, at) => completeEvent(input, at));
+    return (await this.transitionManyLeased(inputs, completeEvent)) ?? this.transitionMany(inputs, (input, _kw, at) => completeEvent(input, at));
   }
 
   /**
-   * PostgreSQL: transitionLeased for a batch — ONE statement, no read, all or nothing. Null (nothing
-   * written) unless every item is decided blind on its lease and every keyword holds that lease:
-   * the caller then reads and decides (replays, LEASE_LOST, a keyword twice, …).
+   * A batch of events on leased keywords written without reading them first, all or nothing: each
+   * item decided on the state its lease guarantees (see transitionLeased), one UPDATE whose WHERE
+   * is every item's lease, events and counters from the rows it returns. PostgreSQL: one statement;
+   * SQLite: one transaction. Null (nothing written) unless every item is decided blind and every
+   * keyword holds its lease: the caller then reads and decides (replays, LEASE_LOST, a keyword
+   * twice, …).
    */
   private async transitionManyLeased<I extends { keywordId: number; leaseToken: string }>(
-    run: SqlTx,
     items: I[],
     makeEvent: (item: I, at: { now: Date; today: string }) => CrawlEventInput,
   ): Promise<BatchResult[] | null> {
     if (!items.length || new Set(items.map((i) => i.keywordId)).size !== items.length) return null;
     const now = this.calendar.now();
     const today = this.calendar.today();
+    const at = { now, today };
     const writes: sql.LeasedWrite[] = [];
     for (const item of items) {
       const assumed = leasedState(item.leaseToken, today);
-      const d = decide(assumed, UNKNOWN_RULES, makeEvent(item, { now, today }));
+      const d = decide(assumed, UNKNOWN_RULES, makeEvent(item, at));
       if (!d.ok || d.from !== CrawlStatus.CRAWLING || !writesBlind(d.patch)) return null;
       writes.push({ id: item.keywordId, leaseToken: item.leaseToken, patch: d.patch, to: d.to, reason: d.reason });
     }
-    let rows: Keyword[];
-    try {
-      rows = await sql.writeLeasedManyPostgres(run, writes, { now, today });
-    } catch (e) {
-      if (sql.isCasFailure(e) || isDeadlock(e)) return null;
-      throw e;
-    }
     const logs = new Map<string, Journal>();
-    rows.forEach((row, i) => {
-      let log = logs.get(row.sourceId);
-      if (!log) logs.set(row.sourceId, (log = journal(row.sourceId)));
-      log.keywordIds.push(row.id);
-      const w = writes[i]!;
-      if (w.to !== CrawlStatus.CRAWLING) log.transitions.push({ from: CrawlStatus.CRAWLING, to: w.to, reason: w.reason, crawlerId: row.crawlerId });
-    });
+    const logOf = (sourceId: string) => {
+      let log = logs.get(sourceId);
+      if (!log) logs.set(sourceId, (log = journal(sourceId)));
+      return log;
+    };
+    let rows: Keyword[];
+    if (this.db.autocommit) {
+      try {
+        rows = await sql.writeLeasedManyPostgres(this.db.autocommit, writes, at);
+      } catch (e) {
+        if (sql.isCasFailure(e) || isDeadlock(e)) return null;
+        throw e;
+      }
+    } else {
+      const missed = new Error("a lease does not hold");
+      try {
+        rows = await this.db.transaction(async (tx) => {
+          const changed = await sql.updateLeasedSqlite(tx, writes, at);
+          if (changed.length !== writes.length) throw missed; // roll back
+          const byId = new Map(changed.map((k) => [k.id, k]));
+          const planned = writes.map((w): Planned => {
+            const after = byId.get(w.id)!;
+            const before = { ...after, status: CrawlStatus.CRAWLING };
+            return {
+              before, after, patch: w.patch, crawlerId: after.crawlerId,
+              event: w.to !== CrawlStatus.CRAWLING ? { from: CrawlStatus.CRAWLING, to: w.to, reason: w.reason } : undefined,
+              deltas: counterDeltas(before, after, today),
+            };
+          });
+          await sql.writeEffectsSqlite(tx, planned, at);
+          for (const w of planned) this.record(logOf(w.before.sourceId), w);
+          for (const log of logs.values()) await this.settle(tx, log);
+          return planned.map((w) => w.after);
+        });
+      } catch (e) {
+        if (e === missed) return null;
+        throw e;
+      }
+    }
+    if (this.db.autocommit) {
+      rows.forEach((row, i) => {
+        const log = logOf(row.sourceId);
+        log.keywordIds.push(row.id);
+        const w = writes[i]!;
+        if (w.to !== CrawlStatus.CRAWLING) log.transitions.push({ from: CrawlStatus.CRAWLING, to: w.to, reason: w.reason, crawlerId: row.crawlerId });
+      });
+    }
     for (const log of logs.values()) this.emit(log);
     return rows.map((row) => ({ keywordId: row.id, keyword: row }));
   }
