@@ -236,6 +236,14 @@ export class CrawlStore {
       const done = await this.transitionLeased(this.db.autocommit, keywordId, opts.lease, makeEvent);
       if (done) return done;
     }
+    if (!this.db.autocommit && opts.lease !== undefined) {
+      // SQLite: the same blind write, as a batch of one.
+      const lease = opts.lease;
+      const done = await this.transitionManyLeased([{ keywordId, leaseToken: lease }], (_item, at) =>
+        makeEvent(leasedState(lease, at.today) as Keyword, at, null),
+      );
+      if (done) return done[0]!.keyword!;
+    }
     if (this.db.autocommit) {
       const done = await this.transitionAutocommit(this.db.autocommit, keywordId, makeEvent, opts);
       if (done) return done;
