@@ -1,7 +1,9 @@
 // Batch mutations (reportPagesProgress, reportCrawlsComplete) through the real server: one
 // transaction per batch, per-item results with typed codes, idempotent replays, bad input refused
-// whole, and concurrent batches over the same keywords in opposite orders.
+// whole, concurrent batches over the same keywords in opposite orders, and a completion with the
+// next claim in one request (the SDK's CompleteAndClaim / CompleteManyAndClaim).
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { CompleteAndClaimDocument, CompleteManyAndClaimDocument } from "../../spiders/src/gql/graphql.ts";
 import { startServer, type TestServer } from "./harness.ts";
 import { testProviders } from "./databases.ts";
 
@@ -128,5 +130,41 @@ describe.each(await testProviders())("batch mutations on %s", (provider) => {
       expect(r.data.reportPagesProgress.every((i: any) => i.error === null)).toBe(true);
     }
     for (const l of leases) expect(await keyword(l.keyword.id)).toMatchObject({ jobsFound: 6, pagesCrawled: 3, lastCompletedPage: 3 });
+  });
+
+  it("completes and claims the next in one request: the completion commits first; a refused one claims nothing", async () => {
+    await s.importKeywords("boss", ["p1", "p2", "p3", "p4"], ["pipe"]);
+    const [first] = await claim("boss", 1, "piper");
+    const r = await s.ok(CompleteAndClaimDocument, {
+      input: { keywordId: first!.keyword.id, leaseToken: first!.leaseToken, status: "COMPLETED" },
+      source: "boss", crawlerId: "piper", limit: 1,
+    }, s.tokens.spider);
+    expect(r.reportCrawlComplete).toMatchObject({ id: first!.keyword.id, status: "COMPLETED" });
+    expect(r.claimKeywords).toHaveLength(1);
+    const next = r.claimKeywords[0]!;
+    expect(next.keyword.id).not.toBe(first!.keyword.id);
+    expect(next.keyword.status).toBe("CRAWLING");
+
+    // A completion the server refuses stops the request: no claim, nothing changed.
+    const before = await s.ok(`{ stats(source: "boss") { byStatus { idle crawling completed } } }`);
+    const refused = await s.request(CompleteAndClaimDocument, {
+      input: { keywordId: next.keyword.id, leaseToken: "not-the-lease", status: "COMPLETED" },
+      source: "boss", crawlerId: "piper", limit: 1,
+    }, { token: s.tokens.spider });
+    expect(refused.errors?.map((e) => e.extensions?.code)).toEqual(["LEASE_LOST"]);
+    expect(refused.data).toBeNull();
+    expect(await s.ok(`{ stats(source: "boss") { byStatus { idle crawling completed } } }`)).toEqual(before);
+
+    // The batch form: each item answered on its own, then the claim.
+    const many = await s.ok(CompleteManyAndClaimDocument, {
+      inputs: [
+        { keywordId: next.keyword.id, leaseToken: next.leaseToken, status: "COMPLETED" },
+        { keywordId: first!.keyword.id, leaseToken: "stale", status: "COMPLETED" }, // completed already, by another lease
+      ],
+      source: "boss", crawlerId: "piper", limit: 2,
+    }, s.tokens.spider);
+    expect(many.reportCrawlsComplete.map((i) => i.keyword?.status ?? i.error?.code)).toEqual(["COMPLETED", "INVALID_TRANSITION"]);
+    expect(many.claimKeywords.map((c) => c.keyword.id).sort()).toHaveLength(2);
+    for (const c of many.claimKeywords) expect([first!.keyword.id, next.keyword.id]).not.toContain(c.keyword.id);
   });
 });
