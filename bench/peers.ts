@@ -11,16 +11,17 @@ import pg from "pg";
 import { PgBoss } from "pg-boss";
 import { Queue, Worker } from "bullmq";
 
-/** Posts one GraphQL operation and returns its data (the bench's load generator). */
-export type Post = (url: string, token: string | null, query: string, variables: Record<string, unknown>) => Promise<any>;
+/** Runs a load against the pg-boss HTTP endpoint for `queue` (bench/load.ts, in its own process). */
+export type HttpLoad = (endpoint: string, queue: string) => Promise<{ ops: number; seconds: number }>;
 
 /**
  * pg-boss: `jobs` jobs queued, then `concurrency` workers each loop fetch(1) → complete until the
  * queue is empty. Returns jobs completed per second. In-process as pg-boss is used; with `http`,
- * the same loop goes through a bare graphql-yoga server whose two mutations call pg-boss — the
- * HTTP + GraphQL layer a remote spider would need, the same one under our own HTTP figures.
+ * the loop runs in the load generator against a bare graphql-yoga server whose two mutations call
+ * pg-boss — the HTTP + GraphQL layer a remote spider would need, the same one under our own HTTP
+ * figures.
  */
-export async function pgBossCycles(url: string, jobs: number, concurrency: number, http?: Post): Promise<{ ops: number; seconds: number }> {
+export async function pgBossCycles(url: string, jobs: number, concurrency: number, http?: HttpLoad): Promise<{ ops: number; seconds: number }> {
   const schema = `pgboss_bench_${randomBytes(4).toString("hex")}`;
   const boss = new PgBoss({ connectionString: url, schema, supervise: false, schedule: false, max: Math.max(4, concurrency + 2) });
   boss.on("error", () => {});
@@ -51,14 +52,12 @@ export async function pgBossCycles(url: string, jobs: number, concurrency: numbe
     for (let i = 0; i < jobs; i += 1000) {
       await boss.insert(queue, Array.from({ length: Math.min(1000, jobs - i) }, (_, j) => ({ data: { n: i + j } })));
     }
-    let fetchOne = async () => (await boss.fetch(queue))[0]?.id;
-    let complete = async (id: string) => void (await boss.complete(queue, id));
     if (server && http) {
       await new Promise<void>((r) => server.listen(0, "127.0.0.1", () => r()));
-      const endpoint = `http://127.0.0.1:${(server.address() as AddressInfo).port}/graphql`;
-      fetchOne = async () => (await http(endpoint, null, `mutation($q: String!) { fetch(queue: $q) { id } }`, { q: queue })).fetch[0]?.id;
-      complete = async (id) => void (await http(endpoint, null, `mutation($q: String!, $id: ID!) { complete(queue: $q, id: $id) }`, { q: queue, id }));
+      return await http(`http://127.0.0.1:${(server.address() as AddressInfo).port}/graphql`, queue);
     }
+    const fetchOne = async () => (await boss.fetch(queue))[0]?.id;
+    const complete = async (id: string) => void (await boss.complete(queue, id));
     let done = 0;
     const t0 = performance.now();
     await Promise.all(

@@ -1,15 +1,19 @@
 // npm run bench [-- --quick] [--only reports,cycles,batch,scale,fanout] [--db sqlite|postgres|both] …
 //
-// Every figure next to its baselines, measured in the same run on the same machine (the load
-// generator runs in this process too). Sections (`--only` picks some):
+// Every figure next to its baselines, measured in the same run on the same machine. The HTTP load
+// generator runs in a child process of its own (bench/load.ts), as spiders do; in-process figures
+// call the store directly. Sections (`--only` picks some):
 //   reports  page reports/s (and claims/s) through the whole stack over HTTP at C=32, vs a bare
 //            Yoga server answering a no-op mutation (the HTTP + GraphQL floor) and vs the same
 //            writes in-process on the raw driver (the storage floor);
-//   cycles   claim (limit 1) → reportCrawlComplete cycles/s over HTTP at C=1, 8, 32, and the same
-//            cycles in-process through the crawl store, vs pg-boss fetch + complete (in-process, as
-//            pg-boss is used) on the same PostgreSQL server at the same concurrency;
-//   batch    claim (limit 32) → reportCrawlsComplete (32 inputs) at C=8, keywords cycled/s, vs
-//            BullMQ processing no-op jobs on Redis at concurrency 8;
+//   cycles   claim (limit 1) → reportCrawlComplete cycles/s over HTTP at C=1, 8, 32 — two requests
+//            per cycle, and pipelined: one request holding the completion and the next claim (the
+//            SDK's CompleteAndClaim) — and the same cycles in-process through the crawl store, vs
+//            pg-boss fetch + complete (in-process, as pg-boss is used; and behind a bare Yoga, both
+//            ways) on the same PostgreSQL server at the same concurrency;
+//   batch    claim (limit 32) → reportCrawlsComplete (32 inputs) at C=8, keywords cycled/s (two
+//            requests per batch, and pipelined), vs BullMQ processing no-op jobs on Redis at
+//            concurrency 8;
 //   scale    claim and stats latency p50/p99 at 10k, 100k, 1M keywords (bench/scale.ts);
 //   fanout   1,000 graphql-ws subscribers to crawlStatusDistribution, a burst of page reports:
 //            messages delivered, time until every subscriber has the final counts, and the most
@@ -36,6 +40,7 @@ import { crossProduct, importKeywords } from "../server/src/keywords/import.ts";
 import { migrate } from "../server/src/db/migrate.ts";
 import { CrawlStatus } from "../server/src/crawl/rules.ts";
 import { createTestDatabase, postgresUnavailable } from "../server/test/databases.ts";
+import { LoadGenerator, progress } from "./load.ts";
 import { bullmqCycles, pgBossCycles } from "./peers.ts";
 import { post } from "./post.ts";
 import { runScale, type ScaleRow, scaleTable, worstP50 } from "./scale.ts";
@@ -99,13 +104,8 @@ interface Row {
 }
 const rows: Row[] = [];
 
-function progress(label: string, done: number, total: number) {
-  if (!process.stderr.isTTY) return;
-  const width = 30;
-  const filled = Math.round((done / total) * width);
-  process.stderr.write(`\r${label.slice(0, 44).padEnd(44)} [${"#".repeat(filled)}${".".repeat(width - filled)}] ${done}/${total}`);
-  if (done === total) process.stderr.write("\n");
-}
+/** The HTTP clients, in a process of their own. */
+const load = new LoadGenerator();
 
 const record = (what: string, ops: number, seconds: number) => {
   const row = { what, ops, seconds, perSecond: ops / seconds };
@@ -167,9 +167,6 @@ async function startStack(provider: Provider, keywords: number, config: Record<s
 
 const CLAIM = `mutation($c: String!, $n: Int!) { claimKeywords(source: "qcwy", crawlerId: $c, limit: $n) { keyword { id } leaseToken } }`;
 const REPORT = `mutation($i: ReportPageProgressInput!) { reportPageProgress(input: $i) { id } }`;
-const COMPLETE = `mutation($i: ReportCrawlCompleteInput!) { reportCrawlComplete(input: $i) { id } }`;
-const REPORTS = `mutation($i: [ReportPageProgressInput!]!) { reportPagesProgress(inputs: $i) { keywordId error { code } } }`;
-const COMPLETES = `mutation($i: [ReportCrawlCompleteInput!]!) { reportCrawlsComplete(inputs: $i) { keywordId error { code } } }`;
 
 function noItemErrors(results: { error?: unknown }[]) {
   const bad = results.filter((r) => r.error);
@@ -179,17 +176,13 @@ function noItemErrors(results: { error?: unknown }[]) {
 /** The whole stack: claims then page reports over HTTP. */
 async function benchStack(provider: Provider) {
   const s = await startStack(provider, KEYWORDS);
-  const leases: { id: string; lease: string }[] = [];
-  await measure(`claims/s (${DB_LABEL[provider]}, HTTP, C=${C}, 1 per request)`, KEYWORDS, C, async (i) => {
-    const d = await post(s.url, s.token, CLAIM, { c: `bench-${i % C}`, n: 1 });
-    const c = d.claimKeywords[0];
-    leases.push({ id: c.keyword.id, lease: c.leaseToken });
-  });
-  await measure(`page reports/s (${DB_LABEL[provider]}, HTTP, C=${C})`, KEYWORDS * PAGES, C, async (i) => {
-    const l = leases[i % leases.length]!;
-    const page = Math.floor(i / leases.length) + 1;
-    await post(s.url, s.token, REPORT, { i: { keywordId: l.id, leaseToken: l.lease, page, totalPages: 50, jobsFound: 10 } });
-  });
+  const target = { url: s.url, token: s.token, concurrency: C };
+  const claims = `claims/s (${DB_LABEL[provider]}, HTTP, C=${C}, 1 per request)`;
+  const c = await load.run("claims", { ...target, label: claims, n: KEYWORDS });
+  record(claims, c.ops, c.seconds);
+  const reports = `page reports/s (${DB_LABEL[provider]}, HTTP, C=${C})`;
+  const r = await load.run("reports", { ...target, label: reports, n: KEYWORDS * PAGES });
+  record(reports, r.ops, r.seconds);
   await s.stop();
 }
 
@@ -306,33 +299,33 @@ async function benchBareYoga(beside: Provider) {
   const server = createServer(yoga);
   await new Promise<void>((r) => server.listen(0, "127.0.0.1", () => r()));
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/graphql`;
-  await measure(`no-op mutations/s (bare Yoga, C=${C}, beside ${DB_LABEL[beside]})`, KEYWORDS * PAGES, C, async (i) => {
-    await post(url, null, `mutation($n: Int) { noop(n: $n) }`, { n: i });
-  });
+  const label = `no-op mutations/s (bare Yoga, C=${C}, beside ${DB_LABEL[beside]})`;
+  const r = await load.run("noop", { label, url, token: null, concurrency: C, n: KEYWORDS * PAGES });
+  record(label, r.ops, r.seconds);
   await new Promise((r) => server.close(r));
 }
 
 /**
- * One keyword per request: claim (limit 1) → reportCrawlComplete, over HTTP and in-process through
- * the crawl store, and pg-boss fetch → complete, level by level (each level's figures side by side).
+ * One keyword per request: claim (limit 1) → reportCrawlComplete over HTTP (two requests per cycle,
+ * and pipelined: one), in-process through the crawl store, and pg-boss fetch → complete, level by
+ * level (each level's figures side by side).
  */
 async function benchCycles(levels: number[]) {
   const stacks = new Map<Provider, Awaited<ReturnType<typeof startStack>>>();
-  for (const p of providers) stacks.set(p, await startStack(p, CYCLES * levels.length * 2));
+  for (const p of providers) stacks.set(p, await startStack(p, CYCLES * levels.length * 3));
   const bossDb = providers.includes("postgres") ? await createTestDatabase("postgres") : null;
+  const remote = async (label: string, args: Omit<Parameters<typeof load.run<"cycles">>[1], "label">) => {
+    const r = await load.run("cycles", { ...args, label });
+    record(label, r.ops, r.seconds);
+  };
   try {
     for (const c of levels) {
       for (const [p, s] of stacks) {
-        let left = CYCLES;
-        await drain(`claim→complete cycles/s (${DB_LABEL[p]}, HTTP, C=${c})`, c, async (w) => {
-          if (left-- <= 0) return 0;
-          const [k] = (await post(s.url, s.token, CLAIM, { c: `cycle-${c}-${w}`, n: 1 })).claimKeywords;
-          if (!k) return 0;
-          await post(s.url, s.token, COMPLETE, { i: { keywordId: k.keyword.id, leaseToken: k.leaseToken, status: "COMPLETED" } });
-          return 1;
-        });
+        const target = { url: s.url, token: s.token, concurrency: c, n: CYCLES, per: 1 };
+        await remote(`claim→complete cycles/s (${DB_LABEL[p]}, HTTP, C=${c})`, { ...target, pipelined: false, tag: `cycle-${c}` });
+        await remote(`claim→complete cycles/s (${DB_LABEL[p]}, HTTP pipelined, C=${c})`, { ...target, pipelined: true, tag: `piped-${c}` });
         const store = s.app.services.store;
-        left = CYCLES;
+        let left = CYCLES;
         await drain(`claim→complete cycles/s (${DB_LABEL[p]}, in-process store, C=${c})`, c, async (w) => {
           if (left-- <= 0) return 0;
           const [k] = await store.claim("qcwy", `store-${c}-${w}`, 1);
@@ -344,8 +337,11 @@ async function benchCycles(levels: number[]) {
       if (bossDb) {
         const r = await pgBossCycles(bossDb.url, CYCLES, c);
         record(`pg-boss fetch→complete/s (PostgreSQL, C=${c})`, r.ops, r.seconds);
-        const h = await pgBossCycles(bossDb.url, CYCLES, c, post);
-        record(`pg-boss fetch→complete/s over HTTP (bare Yoga in front, PostgreSQL, C=${c})`, h.ops, h.seconds);
+        for (const pipelined of [false, true]) {
+          const label = `pg-boss fetch→complete/s over HTTP${pipelined ? " pipelined" : ""} (bare Yoga in front, PostgreSQL, C=${c})`;
+          const h = await pgBossCycles(bossDb.url, CYCLES, c, (url, queue) => load.run("pgboss", { label, url, token: null, concurrency: c, queue, pipelined }));
+          record(label, h.ops, h.seconds);
+        }
       }
     }
   } finally {
@@ -356,29 +352,23 @@ async function benchCycles(levels: number[]) {
 
 /** Batched: claim (limit 32) → reportCrawlsComplete with 32 inputs, 8 clients; keywords cycled/s. */
 async function benchBatch(provider: Provider) {
-  const s = await startStack(provider, BATCH_KEYWORDS * 2);
-  const cycle = async (w: number, withReport: boolean) => {
-    const claims = (await post(s.url, s.token, CLAIM, { c: `batch-${w}`, n: 32 })).claimKeywords as { keyword: { id: string }; leaseToken: string }[];
-    if (!claims.length) return 0;
-    if (withReport) {
-      const inputs = claims.map((k) => ({ keywordId: k.keyword.id, leaseToken: k.leaseToken, page: 1, totalPages: 50, jobsFound: 10 }));
-      noItemErrors((await post(s.url, s.token, REPORTS, { i: inputs })).reportPagesProgress);
-    }
-    const inputs = claims.map((k) => ({ keywordId: k.keyword.id, leaseToken: k.leaseToken, status: "COMPLETED" }));
-    noItemErrors((await post(s.url, s.token, COMPLETES, { i: inputs })).reportCrawlsComplete);
-    return claims.length;
-  };
-  let batches = Math.ceil(BATCH_KEYWORDS / 32);
-  await drain(`batched claim→complete keywords/s (${DB_LABEL[provider]}, HTTP, C=8, 32 per request)`, 8, async (w) =>
-    batches-- > 0 ? cycle(w, false) : 0,
-  );
-  await drain(`batched claim→page→complete keywords/s (${DB_LABEL[provider]}, HTTP, C=8, 32 per request)`, 8, (w) => cycle(w, true));
+  const s = await startStack(provider, BATCH_KEYWORDS * 4);
+  const batches = Math.ceil(BATCH_KEYWORDS / 32);
+  const L = DB_LABEL[provider];
+  const target = { url: s.url, token: s.token, concurrency: 8, n: batches, per: 32 };
+  for (const [label, extra] of [
+    [`batched claim→complete keywords/s (${L}, HTTP, C=8, 32 per request)`, { pipelined: false, tag: "batch" }],
+    [`batched claim→complete keywords/s (${L}, HTTP pipelined, C=8, 32 per request)`, { pipelined: true, tag: "piped" }],
+    [`batched claim→page→complete keywords/s (${L}, HTTP, C=8, 32 per request)`, { pipelined: false, report: true, tag: "paged" }],
+  ] as const) {
+    const r = await load.run("cycles", { ...target, ...extra, label });
+    record(label, r.ops, r.seconds);
+  }
   // The same batches through the crawl store in-process, as the BullMQ worker runs.
   const store = s.app.services.store;
-  await importKeywords(s.app.services.database, "qcwy", crossProduct(Array.from({ length: BATCH_KEYWORDS }, (_, i) => `store${i}`), ["bench"]));
-  batches = Math.ceil(BATCH_KEYWORDS / 32);
-  await drain(`batched claim→complete keywords/s (${DB_LABEL[provider]}, in-process store, C=8, 32 per call)`, 8, async (w) => {
-    if (batches-- <= 0) return 0;
+  let left = batches;
+  await drain(`batched claim→complete keywords/s (${L}, in-process store, C=8, 32 per call)`, 8, async (w) => {
+    if (left-- <= 0) return 0;
     const claims = await store.claim("qcwy", `store-batch-${w}`, 32);
     const results = await store.completeMany(claims.map((k) => ({ keywordId: k.keyword.id, leaseToken: k.leaseToken, status: CrawlStatus.COMPLETED })));
     noItemErrors(results);
@@ -538,6 +528,8 @@ if (sections.has("scale")) {
 }
 if (sections.has("fanout")) fanouts.push(await benchFanout(providers[0]!));
 
+load.close();
+
 // Ratios, each against the figure it is measured against, with the issue's goal beside it.
 const find = (prefix: string) => rows.find((r) => r.what.startsWith(prefix))?.perSecond;
 interface Ratio {
@@ -564,15 +556,19 @@ for (const p of providers) {
   addRatio(`claims vs bare Yoga no-op (${L})`, find(`claims/s (${L}, HTTP`), noop);
   addRatio(`claims vs raw driver (${L})`, find(`claims/s (${L}, HTTP`), find(`claims/s (${L}, raw`));
 }
-for (const c of LEVELS) {
-  const boss = find(`pg-boss fetch→complete/s (PostgreSQL, C=${c})`);
-  addRatio(`cycles vs pg-boss, PostgreSQL, C=${c}`, find(`claim→complete cycles/s (PostgreSQL, HTTP, C=${c})`), boss, 1.0);
-  addRatio(`cycles vs pg-boss, SQLite, C=${c}`, find(`claim→complete cycles/s (SQLite, HTTP, C=${c})`), boss, 1.5);
+for (const way of ["HTTP", "HTTP pipelined"]) {
+  for (const c of LEVELS) {
+    const boss = find(`pg-boss fetch→complete/s (PostgreSQL, C=${c})`);
+    addRatio(`cycles (${way}) vs pg-boss, PostgreSQL, C=${c}`, find(`claim→complete cycles/s (PostgreSQL, ${way}, C=${c})`), boss, 1.0);
+    addRatio(`cycles (${way}) vs pg-boss, SQLite, C=${c}`, find(`claim→complete cycles/s (SQLite, ${way}, C=${c})`), boss, 1.5);
+  }
 }
-for (const c of LEVELS) {
-  const boss = find(`pg-boss fetch→complete/s over HTTP (bare Yoga in front, PostgreSQL, C=${c})`);
-  addRatio(`cycles vs pg-boss behind the same HTTP layer, PostgreSQL, C=${c}`, find(`claim→complete cycles/s (PostgreSQL, HTTP, C=${c})`), boss, 1.0);
-  addRatio(`cycles vs pg-boss behind the same HTTP layer, SQLite, C=${c}`, find(`claim→complete cycles/s (SQLite, HTTP, C=${c})`), boss, 1.5);
+for (const way of ["HTTP", "HTTP pipelined"]) {
+  for (const c of LEVELS) {
+    const boss = find(`pg-boss fetch→complete/s over ${way} (bare Yoga in front, PostgreSQL, C=${c})`);
+    addRatio(`cycles (${way}) vs pg-boss behind the same HTTP layer (${way}), PostgreSQL, C=${c}`, find(`claim→complete cycles/s (PostgreSQL, ${way}, C=${c})`), boss, 1.0);
+    addRatio(`cycles (${way}) vs pg-boss behind the same HTTP layer (${way}), SQLite, C=${c}`, find(`claim→complete cycles/s (SQLite, ${way}, C=${c})`), boss, 1.5);
+  }
 }
 for (const c of LEVELS) {
   const boss = find(`pg-boss fetch→complete/s (PostgreSQL, C=${c})`);
@@ -581,7 +577,8 @@ for (const c of LEVELS) {
 }
 for (const p of providers) {
   const bullmq = find(`BullMQ no-op jobs/s (Redis, concurrency 8, beside ${DB_LABEL[p]})`);
-  addRatio(`batched cycles vs BullMQ (${DB_LABEL[p]}, C=8)`, find(`batched claim→complete keywords/s (${DB_LABEL[p]}, HTTP`), bullmq, 1.0);
+  addRatio(`batched cycles (HTTP) vs BullMQ (${DB_LABEL[p]}, C=8)`, find(`batched claim→complete keywords/s (${DB_LABEL[p]}, HTTP,`), bullmq, 1.0);
+  addRatio(`batched cycles (HTTP pipelined) vs BullMQ (${DB_LABEL[p]}, C=8)`, find(`batched claim→complete keywords/s (${DB_LABEL[p]}, HTTP pipelined`), bullmq, 1.0);
   addRatio(`in-process batched cycles vs BullMQ (${DB_LABEL[p]}, C=8)`, find(`batched claim→complete keywords/s (${DB_LABEL[p]}, in-process`), bullmq, 1.0);
 }
 for (const p of providers) {
