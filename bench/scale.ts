@@ -3,7 +3,9 @@
 // Claim and stats latency (p50 / p99, in-process through the crawl store) as the keyword table
 // grows, each size next to the smallest one measured in the same run. Two moments of a crawl day:
 // morning (every keyword still fresh) and night (every keyword already claimed today, so a claim
-// finds nothing: the case that must not walk the whole table).
+// finds nothing: the case that must not walk the whole table). Then the next midnight: the day
+// rollover turns every keyword's state IDLE, timed per keyword (it must grow with the table, not
+// with its square).
 import { performance } from "node:perf_hooks";
 import { pathToFileURL } from "node:url";
 import { Command } from "commander";
@@ -52,12 +54,24 @@ async function load(provider: "sqlite" | "postgres", url: string, n: number) {
   await c.end();
 }
 
+async function vacuum(url: string) {
+  const c = new pg.Client({ connectionString: url });
+  await c.connect();
+  await c.query(`VACUUM ANALYZE "Keyword"`);
+  await c.end();
+}
+
+/** Microseconds per keyword the rollover spent. */
+export const rolloverPerKeyword = (r: ScaleRow) => (r.rollover.seconds * 1e6) / Math.max(1, r.rollover.keywords);
+
 export interface ScaleRow {
   keywords: number;
   claimMorning: { p50: number; p99: number };
   statsMorning: { p50: number; p99: number };
   claimNight: { p50: number; p99: number };
   statsNight: { p50: number; p99: number };
+  /** The day rollover over every keyword: how many it changed and how long it took. */
+  rollover: { keywords: number; seconds: number };
 }
 type Latency = { p50: number; p99: number };
 
@@ -77,17 +91,18 @@ for (const n of sizes) {
   await database.transaction(async (tx) => {
     await tx.execute(Prisma.sql`UPDATE "Keyword" SET "crawlDate" = ${calendar.today()}, "status" = 'COMPLETED', "lastRequestedAt" = ${calendar.now()}`);
   });
-  if (provider === "postgres") {
-    // A day of claims updates rows gradually and autovacuum keeps the planner's statistics current;
-    // after this one bulk UPDATE do what it would have done.
-    const c = new pg.Client({ connectionString: db.url });
-    await c.connect();
-    await c.query(`VACUUM ANALYZE "Keyword"`);
-    await c.end();
-  }
+  // A day of claims updates rows gradually and autovacuum keeps the planner's statistics current;
+  // after this one bulk UPDATE do what it would have done.
+  if (provider === "postgres") await vacuum(db.url);
   const claimNight = await latencies(samples, () => store.claim("qcwy", "bench", 1));
   const statsNight = await latencies(samples, () => crawlStats(database, calendar, "qcwy"));
-  rows.push({ keywords: n, claimMorning, statsMorning, claimNight, statsNight });
+  // The next midnight: every keyword holds the day before's state.
+  await database.transaction((tx) => tx.execute(Prisma.sql`UPDATE "Keyword" SET "crawlDate" = '2000-01-01'`));
+  if (provider === "postgres") await vacuum(db.url);
+  const t0 = performance.now();
+  const changed = [...(await store.rollover()).values()].reduce((a, b) => a + b, 0);
+  const rollover = { keywords: changed, seconds: (performance.now() - t0) / 1000 };
+  rows.push({ keywords: n, claimMorning, statsMorning, claimNight, statsNight, rollover });
   await app.stop();
   await db.drop();
 }
@@ -103,17 +118,18 @@ export function scaleTable(provider: string, rows: ScaleRow[]) {
   const ms = (x: number) => x.toFixed(3);
   const ratio = (a: number, b: number) => `${(a / b).toFixed(2)}×`;
   const out = [
-    `${provider}: latency in ms (p50 / p99), and p50 relative to ${base.keywords} keywords`,
+    `${provider}: latency in ms (p50 / p99), and p50 relative to ${base.keywords} keywords; the day rollover of every keyword (s, µs per keyword)`,
     "",
-    "| keywords | claim, morning | stats, morning | claim, night | stats, night | claim ratio | stats ratio |",
-    "|---:|---:|---:|---:|---:|---:|---:|",
+    "| keywords | claim, morning | stats, morning | claim, night | stats, night | claim ratio | stats ratio | rollover | rollover per keyword |",
+    "|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
   ];
   for (const r of rows) {
     out.push(
       `| ${r.keywords} | ${ms(r.claimMorning.p50)} / ${ms(r.claimMorning.p99)} | ${ms(r.statsMorning.p50)} / ${ms(r.statsMorning.p99)} | ` +
         `${ms(r.claimNight.p50)} / ${ms(r.claimNight.p99)} | ${ms(r.statsNight.p50)} / ${ms(r.statsNight.p99)} | ` +
         `${ratio(worstP50(r.claimMorning, r.claimNight), worstP50(base.claimMorning, base.claimNight))} | ` +
-        `${ratio(worstP50(r.statsMorning, r.statsNight), worstP50(base.statsMorning, base.statsNight))} |`,
+        `${ratio(worstP50(r.statsMorning, r.statsNight), worstP50(base.statsMorning, base.statsNight))} | ` +
+        `${r.rollover.seconds.toFixed(2)} s | ${rolloverPerKeyword(r).toFixed(1)} µs |`,
     );
   }
   return out.join("\n");

@@ -649,11 +649,15 @@ export class CrawlStore {
 
   /**
    * Apply a sweeping event (STALE, ROLLOVER) to every keyword `where` selects, in batches.
-   * Returns how many changed per source.
+   * Returns how many changed per source. `drains`: the event takes every row it changes out of
+   * `where`, so each batch reads the first rows still selected — one index range walked once —
+   * instead of paging in id order (which re-reads the range at every batch when the index is not
+   * in id order); it stops when a batch changes nothing.
    */
   private async sweep(
     type: "STALE" | "ROLLOVER",
     filter: (today: string, now: Date, source: Source) => Prisma.Sql,
+    drains = false,
   ): Promise<Map<string, number>> {
     const now = this.calendar.now();
     const today = this.calendar.today();
@@ -663,19 +667,25 @@ export class CrawlStore {
       let afterId = 0;
       for (;;) {
         const batch = await this.db.transaction(async (tx) => {
-          const rows = await tx.query<Keyword>(Prisma.sql`
+          // Rows another transaction is writing (a spider's report) are skipped: not ours now. The
+          // rows read are locked (SQLite: the writer's own), so the batch is written in one go.
+          const lock = this.db.provider === "postgres" ? Prisma.sql`FOR UPDATE SKIP LOCKED` : Prisma.empty;
+          const rows = await tx.query<Keyword>(
+            drains
+              ? Prisma.sql`SELECT * FROM "Keyword" WHERE "sourceId" = ${source.id} AND ${filter(today, now, source)} LIMIT ${SWEEP_BATCH} ${lock}`
+              : Prisma.sql`
             SELECT * FROM "Keyword" WHERE "sourceId" = ${source.id} AND "id" > ${afterId} AND ${filter(today, now, source)}
-             ORDER BY "id" LIMIT ${SWEEP_BATCH}`);
+             ORDER BY "id" LIMIT ${SWEEP_BATCH} ${lock}`,
+          );
           const log = journal(source.id);
+          const writes: Planned[] = [];
           for (const kw of rows) {
             const d = decide(kw, source, { type, now, today });
             if (!d.ok) continue;
-            try {
-              await this.apply(tx, kw, d, kw.crawlerId, today, now, log);
-            } catch (e) {
-              if (!(e instanceof CasConflict)) throw e; // someone else just changed it: not ours
-            }
+            const w = this.plan(kw, d, kw.crawlerId, today, now);
+            if (w) writes.push(w);
           }
+          await this.applyAll(tx, writes, { now, today }, () => log);
           await this.settle(tx, log);
           return { last: rows.at(-1)?.id, log, full: rows.length === SWEEP_BATCH };
         });
@@ -683,7 +693,7 @@ export class CrawlStore {
           changed.set(source.id, (changed.get(source.id) ?? 0) + batch.log.keywordIds.length);
           this.emit(batch.log);
         }
-        if (!batch.full || batch.last === undefined) break;
+        if (!batch.full || batch.last === undefined || (drains && !batch.log.keywordIds.length)) break;
         afterId = batch.last;
       }
     }
@@ -700,9 +710,11 @@ export class CrawlStore {
 
   /** Materialise the new crawl day: state stored for another day → IDLE, and tell subscribers. */
   async rollover() {
+    // One range of (sourceId, status, …) per status; every row changed becomes IDLE and leaves it.
     const changed = await this.sweep(
       "ROLLOVER",
-      (today) => Prisma.sql`"status" <> 'IDLE' AND ("crawlDate" IS NULL OR "crawlDate" <> ${today})`,
+      (today) => Prisma.sql`"status" IN ('CRAWLING', 'COMPLETED', 'FAILED', 'PARTIAL') AND ("crawlDate" IS NULL OR "crawlDate" <> ${today})`,
+      true,
     );
     // Every source's distribution is new today, even where no row had to change.
     for (const s of await this.db.reader.source.findMany({ select: { id: true } })) {
