@@ -41,7 +41,7 @@ export function progress(label: string, done: number, total: number) {
 }
 
 /** `total` operations over `concurrency` workers. */
-async function times(label: string, total: number, concurrency: number, op: (i: number) => Promise<void>): Promise<LoadResult> {
+export async function times(label: string, total: number, concurrency: number, op: (i: number) => Promise<void>): Promise<LoadResult> {
   let next = 0;
   let done = 0;
   const t0 = performance.now();
@@ -203,8 +203,13 @@ export class LoadGenerator {
 
 if (process.argv.includes("--child")) {
   process.on("message", (m: { id: number; name: Name; args: any }) => {
+    const cpu0 = process.cpuUsage();
     (drivers[m.name] as (a: any) => Promise<LoadResult>)(m.args).then(
-      (result) => process.send!({ id: m.id, result }),
+      (result) => {
+        const c = process.cpuUsage(cpu0);
+        if (process.env.LOAD_CPU) console.error(`[load] ${m.args.label}: ${result.ops} ops in ${result.seconds.toFixed(2)} s, client CPU ${((c.user + c.system) / 1e6).toFixed(2)} s (${((c.user + c.system) / 1e4 / result.seconds).toFixed(0)}% of a core)`);
+        process.send!({ id: m.id, result });
+      },
       (e: Error) => process.send!({ id: m.id, error: e.stack ?? String(e) }),
     );
   });

@@ -41,7 +41,7 @@ import { crossProduct, importKeywords } from "../server/src/keywords/import.ts";
 import { migrate } from "../server/src/db/migrate.ts";
 import { CrawlStatus } from "../server/src/crawl/rules.ts";
 import { createTestDatabase, postgresUnavailable } from "../server/test/databases.ts";
-import { LoadGenerator, progress } from "./load.ts";
+import { LoadGenerator, times } from "./load.ts";
 import { bullmqCycles, pgBossCycles } from "./peers.ts";
 import { post } from "./post.ts";
 import { rolloverPerKeyword, runScale, type ScaleRow, scaleTable, worstP50 } from "./scale.ts";
@@ -114,21 +114,10 @@ const record = (what: string, ops: number, seconds: number) => {
   return row;
 };
 
-/** Run `total` operations with `concurrency` workers; records ops/s. */
+/** Run `total` operations with `concurrency` workers in this process; records ops/s. */
 async function measure(what: string, total: number, concurrency: number, op: (i: number) => Promise<void>) {
-  let next = 0;
-  let done = 0;
-  const t0 = performance.now();
-  await Promise.all(
-    Array.from({ length: concurrency }, async () => {
-      for (let i = next++; i < total; i = next++) {
-        await op(i);
-        done++;
-        if (done % 50 === 0 || done === total) progress(what, done, total);
-      }
-    }),
-  );
-  return record(what, total, (performance.now() - t0) / 1000);
+  const r = await times(what, total, concurrency, op);
+  return record(what, r.ops, r.seconds);
 }
 
 /** Workers loop `op` until one returns 0 (nothing left); records the sum of what they returned per second. */

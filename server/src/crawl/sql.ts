@@ -143,6 +143,72 @@ export async function writeLeasedPostgres(
   return rows[0] ?? null;
 }
 
+/**
+ * PostgreSQL: a page report on a keyword CRAWLING today under `leaseToken`, in ONE statement — the
+ * PROGRESS rule of rules.ts decide() written in SQL for that state (the read path's decide() stays
+ * the reference; server/test/progress-rules.test.ts checks they agree): the keyword's counts
+ * (a page reported again replaces its jobs), COMPLETED at the source's last page, the page report,
+ * the event and the day's counters. Input checks that need no row are the caller's (decide() on a
+ * probe state). The keyword is read and written under its version, and every page report of a
+ * keyword bumps that version, so the page report read beside it cannot be stale. Null when the
+ * keyword is not so leased, the page is beyond maxPages, or a concurrent write got there first:
+ * the caller reads and decides.
+ */
+export async function writeProgressPostgres(
+  tx: SqlTx,
+  r: { id: number; leaseToken: string; page: number; totalPages: number; jobs: number; now: Date; today: string },
+): Promise<Keyword | null> {
+  const crawling = status("postgres", "CRAWLING" as CrawlStatus);
+  const completed = status("postgres", "COMPLETED" as CrawlStatus);
+  const shards = Prisma.raw(String(COUNTER_SHARDS));
+  const rows = await tx.query<Keyword & { o_jobs: number; o_pages: number }>(Prisma.sql`
+    WITH cur AS (
+      SELECT k."id", k."version", s."maxPages", p."jobsFound" AS "prev",
+             CASE WHEN ${r.totalPages}::int > 0 THEN ${r.totalPages}::int ELSE k."totalPages" END AS "known",
+             GREATEST(k."lastCompletedPage", ${r.page}::int) AS "lcp"
+        FROM "Keyword" k
+        JOIN "Source" s ON s."id" = k."sourceId"
+        LEFT JOIN "PageReport" p ON p."keywordId" = k."id" AND p."crawlDate" = ${r.today} AND p."page" = ${r.page}::int
+       WHERE k."id" = ${r.id} AND k."leaseToken" = ${r.leaseToken} AND k."status" = 'CRAWLING' AND k."crawlDate" = ${r.today}
+         AND ${r.page}::int <= s."maxPages"),
+    u AS (
+      UPDATE "Keyword" k SET
+        "lastCompletedPage" = c."lcp",
+        "totalPages" = c."known",
+        "jobsFound" = k."jobsFound" - COALESCE(c."prev", 0) + ${r.jobs}::int,
+        "pagesCrawled" = k."pagesCrawled" + CASE WHEN c."prev" IS NULL THEN 1 ELSE 0 END,
+        "heartbeatAt" = ${r.now}::timestamp,
+        "status" = CASE WHEN c."lcp" >= CASE WHEN c."known" > 0 THEN LEAST(c."known", c."maxPages") ELSE c."maxPages" END
+                        THEN ${completed} ELSE ${crawling} END,
+        "version" = k."version" + 1, "updatedAt" = ${r.now}::timestamp
+        FROM cur c WHERE k."id" = c."id" AND k."version" = c."version"
+      RETURNING k.*, k."jobsFound" + COALESCE(c."prev", 0) - ${r.jobs}::int AS "o_jobs",
+                k."pagesCrawled" - CASE WHEN c."prev" IS NULL THEN 1 ELSE 0 END AS "o_pages"),
+    p AS (
+      INSERT INTO "PageReport" ("keywordId", "sourceId", "crawlDate", "page", "jobsFound", "crawlerId", "reportedAt")
+      SELECT u."id", u."sourceId", ${r.today}, ${r.page}::int, ${r.jobs}::int, u."crawlerId", ${r.now}::timestamp FROM u
+      ON CONFLICT ("keywordId", "crawlDate", "page")
+      DO UPDATE SET "jobsFound" = excluded."jobsFound", "crawlerId" = excluded."crawlerId", "reportedAt" = excluded."reportedAt"),
+    e AS (
+      INSERT INTO "CrawlEvent" ("keywordId", "sourceId", "crawlDate", "from", "to", "reason", "crawlerId", "at")
+      SELECT u."id", u."sourceId", ${r.today}, ${crawling}, u."status", 'last page', u."crawlerId", ${r.now}::timestamp
+        FROM u WHERE u."status" = ${completed}),
+    c AS (
+      INSERT INTO "CrawlCounter" ("sourceId", "crawlDate", "status", "shard", "keywords", "jobsFound", "pagesCrawled")
+      SELECT u."sourceId", ${r.today}, d."status", u."id" % ${shards}, sum(d."k")::int, sum(d."j")::int, sum(d."p")::int
+        FROM u CROSS JOIN LATERAL (VALUES (${crawling}, -1, -u."o_jobs", -u."o_pages"), (u."status", 1, u."jobsFound", u."pagesCrawled"))
+             AS d ("status", "k", "j", "p")
+       GROUP BY u."sourceId", d."status", u."id" % ${shards}
+      HAVING sum(d."k") <> 0 OR sum(d."j") <> 0 OR sum(d."p") <> 0
+       ORDER BY d."status"::text COLLATE "C"
+      ${COUNTER_UPSERT})
+    SELECT * FROM u`);
+  const row = rows[0];
+  if (!row) return null;
+  const { o_jobs: _j, o_pages: _p, ...keyword } = row;
+  return keyword as Keyword;
+}
+
 /** One leased keyword's blind write (see writeLeasedPostgres), an item of writeLeasedManyPostgres. */
 export interface LeasedWrite {
   id: number;

@@ -613,8 +613,36 @@ export class CrawlStore {
     return claims;
   }
 
-  reportPageProgress(input: ProgressInput) {
+  async reportPageProgress(input: ProgressInput) {
+    if (this.db.autocommit) {
+      const done = await this.progressLeased(this.db.autocommit, input);
+      if (done) return done;
+    }
     return this.transition(input.keywordId, (_kw, at, previousJobsOnPage) => progressEvent(input, at, previousJobsOnPage), { page: input.page });
+  }
+
+  /**
+   * PostgreSQL: a page report under a live lease in one statement (sql.writeProgressPostgres).
+   * The checks of the report itself are decide()'s, on a probe that passes every check of the row;
+   * null (nothing written) when one fails or the keyword is not so leased: the caller reads and
+   * decides, and answers with the rule's code.
+   */
+  private async progressLeased(run: SqlTx, input: ProgressInput): Promise<Keyword | null> {
+    const now = this.calendar.now();
+    const today = this.calendar.today();
+    const probe = { ...leasedState(input.leaseToken, today), lastCompletedPage: 0, totalPages: 0, jobsFound: 0, pagesCrawled: 0 };
+    const d = decide(probe, { maxPages: Infinity, maxRetries: NaN, staleAfterSeconds: NaN }, progressEvent(input, { now, today }, null));
+    if (!d.ok) return null;
+    const row = await sql.writeProgressPostgres(run, {
+      id: input.keywordId, leaseToken: input.leaseToken, page: input.page, totalPages: input.totalPages ?? 0, jobs: input.jobsFound, now, today,
+    });
+    if (!row) return null;
+    const log = journal(row.sourceId);
+    log.keywordIds.push(row.id);
+    log.pageReports++;
+    if (row.status === CrawlStatus.COMPLETED) log.transitions.push({ from: CrawlStatus.CRAWLING, to: CrawlStatus.COMPLETED, reason: "last page", crawlerId: row.crawlerId });
+    this.emit(log);
+    return row;
   }
 
   complete(input: CompleteInput) {
