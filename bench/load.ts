@@ -86,11 +86,11 @@ const drivers = {
     });
   },
 
-  /** Page reports over the leases `claims` took, page 1 of each, then page 2, … */
-  reports: (a: Target & { n: number }) =>
+  /** Page reports over the leases `claims` took, page `firstPage` (default 1) of each, then the next, … */
+  reports: (a: Target & { n: number; firstPage?: number }) =>
     times(a.label, a.n, a.concurrency, async (i) => {
       const l = leases[i % leases.length]!;
-      const page = Math.floor(i / leases.length) + 1;
+      const page = (a.firstPage ?? 1) + Math.floor(i / leases.length);
       await post(a.url, a.token, REPORT, { i: { keywordId: l.id, leaseToken: l.lease, page, totalPages: 50, jobsFound: 10 } });
     }),
 
