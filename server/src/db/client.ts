@@ -117,13 +117,31 @@ class SqliteConnection {
   }
 }
 
+/** Transactions committed together at most (see SqliteWriter). */
+const GROUP_MAX = 64;
+
+interface Queued {
+  fn: (tx: SqlTx) => Promise<unknown>;
+  resolve: (value: unknown) => void;
+  reject: (e: unknown) => void;
+}
+
 /**
  * SQLite writes on a connection of their own. Statements are synchronous and take microseconds; a
  * queue lets one transaction run at a time, and every write in the process goes through it, so
  * nothing ever waits on SQLite's lock while holding the event loop.
+ *
+ * Group commit: each transaction runs inside a savepoint of its own within one SQLite transaction;
+ * before committing, the writer lets the event loop turn once (setImmediate), and the transactions
+ * queued meanwhile (the requests that arrived) join the same SQLite transaction, up to GROUP_MAX.
+ * One that throws is rolled back to its savepoint and alone gets the error; the rest are committed
+ * together, and no caller hears back before that commit. The commit — writing the WAL, the
+ * syscalls — is most of a small transaction's cost; under load it is paid once per group (page
+ * reports at C=32: about half the server CPU per report).
  */
 class SqliteWriter extends SqliteConnection {
-  private queue: Promise<unknown> = Promise.resolve();
+  private readonly pending: Queued[] = [];
+  private running = false;
 
   constructor(path: string) {
     // Never wait inside SQLite (that would stop the event loop): begin() waits asynchronously.
@@ -145,20 +163,63 @@ class SqliteWriter extends SqliteConnection {
   }
 
   transaction<T>(fn: (tx: SqlTx) => Promise<T>): Promise<T> {
-    const run = async () => {
+    return new Promise<T>((resolve, reject) => {
+      this.pending.push({ fn, resolve: resolve as (v: unknown) => void, reject });
+      if (!this.running) void this.drain();
+    });
+  }
+
+  private async drain() {
+    this.running = true;
+    try {
+      while (this.pending.length) await this.runGroup(this.pending.splice(0, GROUP_MAX));
+    } finally {
+      this.running = false;
+    }
+  }
+
+  private async runGroup(group: Queued[]) {
+    try {
       await this.begin();
+    } catch (e) {
+      for (const q of group) q.reject(e);
+      return;
+    }
+    const ran: { q: Queued; value: unknown }[] = [];
+    for (let i = 0; i < group.length; i++) {
+      const q = group[i]!;
+      this.conn.exec("SAVEPOINT member");
       try {
-        const result = await fn(this.tx);
-        this.conn.exec("COMMIT");
-        return result;
+        const value = await q.fn(this.tx);
+        this.conn.exec("RELEASE member");
+        ran.push({ q, value });
       } catch (e) {
-        if (this.conn.inTransaction) this.conn.exec("ROLLBACK");
-        throw e;
+        if (!this.conn.inTransaction) {
+          // SQLite rolled the whole transaction back (an I/O error, say): what ran before is gone
+          // too. Those callers get the error; the ones not run yet go first in the next group.
+          for (const r of ran) r.q.reject(e);
+          q.reject(e);
+          this.pending.unshift(...group.slice(i + 1));
+          return;
+        }
+        this.conn.exec("ROLLBACK TO member");
+        this.conn.exec("RELEASE member");
+        q.reject(e);
       }
-    };
-    const next = this.queue.then(run, run);
-    this.queue = next.catch(() => {});
-    return next;
+      if (i === group.length - 1 && group.length < GROUP_MAX) {
+        // Let the requests that arrived meanwhile join before the commit.
+        await new Promise((r) => setImmediate(r));
+        group.push(...this.pending.splice(0, GROUP_MAX - group.length));
+      }
+    }
+    try {
+      this.conn.exec("COMMIT");
+    } catch (e) {
+      if (this.conn.inTransaction) this.conn.exec("ROLLBACK");
+      for (const r of ran) r.q.reject(e);
+      return;
+    }
+    for (const r of ran) r.q.resolve(r.value);
   }
 }
 
