@@ -47,9 +47,10 @@ describe("SQLite group commit", () => {
         return (await tx.query<{ n: number }>(Prisma.sql`SELECT count(*) AS n FROM "Source" WHERE "id" IN ('g1', 'g2', 'g3')`))[0]!.n;
       }),
     ];
+    const all = Promise.allSettled(group); // handlers attached before any member runs
     release();
     expect(await first).toBe("first");
-    const settled = await Promise.allSettled(group);
+    const settled = await all;
     expect(settled.map((s) => s.status)).toEqual(["fulfilled", "rejected", "rejected", "fulfilled"]);
     expect((settled[1] as PromiseRejectedResult).reason.message).toBe("boom");
     expect(String((settled[2] as PromiseRejectedResult).reason)).toMatch(/UNIQUE/);
