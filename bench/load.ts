@@ -27,7 +27,7 @@ const COMPLETES_AND_CLAIM = `mutation($i: [ReportCrawlCompleteInput!]!, $c: Stri
 type Lease = { keyword: { id: string }; leaseToken: string };
 const completion = (k: Lease) => ({ keywordId: k.keyword.id, leaseToken: k.leaseToken, status: "COMPLETED" });
 
-function noItemErrors(results: { error?: unknown }[]) {
+export function noItemErrors(results: { error?: unknown }[]) {
   const bad = results.filter((r) => r.error);
   if (bad.length) throw new Error(`batch items refused: ${JSON.stringify(bad.slice(0, 3))}`);
 }
@@ -203,13 +203,8 @@ export class LoadGenerator {
 
 if (process.argv.includes("--child")) {
   process.on("message", (m: { id: number; name: Name; args: any }) => {
-    const cpu0 = process.cpuUsage();
     (drivers[m.name] as (a: any) => Promise<LoadResult>)(m.args).then(
-      (result) => {
-        const c = process.cpuUsage(cpu0);
-        if (process.env.LOAD_CPU) console.error(`[load] ${m.args.label}: ${result.ops} ops in ${result.seconds.toFixed(2)} s, client CPU ${((c.user + c.system) / 1e6).toFixed(2)} s (${((c.user + c.system) / 1e4 / result.seconds).toFixed(0)}% of a core)`);
-        process.send!({ id: m.id, result });
-      },
+      (result) => process.send!({ id: m.id, result }),
       (e: Error) => process.send!({ id: m.id, error: e.stack ?? String(e) }),
     );
   });

@@ -41,7 +41,7 @@ import { crossProduct, importKeywords } from "../server/src/keywords/import.ts";
 import { migrate } from "../server/src/db/migrate.ts";
 import { CrawlStatus } from "../server/src/crawl/rules.ts";
 import { createTestDatabase, postgresUnavailable } from "../server/test/databases.ts";
-import { LoadGenerator, times } from "./load.ts";
+import { LoadGenerator, noItemErrors, times } from "./load.ts";
 import { bullmqCycles, pgBossCycles } from "./peers.ts";
 import { post } from "./post.ts";
 import { rolloverPerKeyword, runScale, type ScaleRow, scaleTable, worstP50 } from "./scale.ts";
@@ -159,11 +159,6 @@ async function startStack(provider: Provider, keywords: number, config: Record<s
 
 const CLAIM = `mutation($c: String!, $n: Int!) { claimKeywords(source: "qcwy", crawlerId: $c, limit: $n) { keyword { id } leaseToken } }`;
 const REPORT = `mutation($i: ReportPageProgressInput!) { reportPageProgress(input: $i) { id } }`;
-
-function noItemErrors(results: { error?: unknown }[]) {
-  const bad = results.filter((r) => r.error);
-  if (bad.length) throw new Error(`batch items refused: ${JSON.stringify(bad.slice(0, 3))}`);
-}
 
 /** The storage floor: the same writes on the raw driver, in-process. */
 async function benchRawSqlite() {

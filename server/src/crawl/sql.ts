@@ -218,6 +218,13 @@ export interface LeasedWrite {
   reason: string;
 }
 
+/** Leased batch writes patch only status, heartbeatAt and errorMessage (store.ts writesBlind). */
+function assertBlind(writes: LeasedWrite[]) {
+  for (const w of writes) {
+    for (const c of Object.keys(w.patch)) if (c !== "status" && c !== "heartbeatAt" && c !== "errorMessage") throw new Error(`not blind: ${c}`);
+  }
+}
+
 /**
  * PostgreSQL: writeLeasedPostgres for a batch, in ONE statement that writes all or nothing: every
  * keyword must be CRAWLING today under its item's token (and appear once), else the statement
@@ -226,9 +233,7 @@ export interface LeasedWrite {
  * errorMessage may be patched (the blind columns); returns the keywords after, in input order.
  */
 export async function writeLeasedManyPostgres(tx: SqlTx, writes: LeasedWrite[], at: { now: Date; today: string }): Promise<Keyword[]> {
-  for (const w of writes) {
-    for (const c of Object.keys(w.patch)) if (c !== "status" && c !== "heartbeatAt" && c !== "errorMessage") throw new Error(`not blind: ${c}`);
-  }
+  assertBlind(writes);
   const crawling = status("postgres", "CRAWLING" as CrawlStatus);
   const has = (w: LeasedWrite, c: keyof KeywordPatch) => Object.hasOwn(w.patch, c);
   const rows = await tx.query<Keyword & { v_i: number; v_reason: string; check: number }>(Prisma.sql`
@@ -496,9 +501,7 @@ export async function updateLeasedSqlite(tx: SqlTx, writes: LeasedWrite[], at: {
     w.id, w.leaseToken, w.to,
     Object.hasOwn(w.patch, "heartbeatAt"), sqliteColumn(w.patch.heartbeatAt), Object.hasOwn(w.patch, "errorMessage"), w.patch.errorMessage ?? null,
   ]);
-  for (const w of writes) {
-    for (const c of Object.keys(w.patch)) if (c !== "status" && c !== "heartbeatAt" && c !== "errorMessage") throw new Error(`not blind: ${c}`);
-  }
+  assertBlind(writes);
   return tx.query<Keyword>(Prisma.sql`
     UPDATE "Keyword" AS k SET "status" = v."to",
       "heartbeatAt" = CASE WHEN v."h_set" THEN v."h" ELSE k."heartbeatAt" END,

@@ -89,6 +89,16 @@ const BLIND_COLUMNS = new Set(["status", "heartbeatAt", "errorMessage"]);
 const writesBlind = (patch: KeywordPatch) =>
   Object.entries(patch).every(([column, value]) => BLIND_COLUMNS.has(column) && !(typeof value === "number" && Number.isNaN(value)));
 
+/**
+ * The decision for an event on a keyword assumed leased under `leaseToken` (leasedState), when it
+ * can be written blind — from CRAWLING, patching only columns that read nothing of the row; else null.
+ */
+function decideLeased(leaseToken: string, today: string, event: (assumed: Keyword) => CrawlEventInput) {
+  const assumed = leasedState(leaseToken, today);
+  const d = decide(assumed, UNKNOWN_RULES, event(assumed as Keyword));
+  return d.ok && d.from === CrawlStatus.CRAWLING && writesBlind(d.patch) ? d : null;
+}
+
 /** A keyword write planned from a decision, with what it does to today's counters. */
 type Planned = sql.KeywordWrite & { after: Keyword; patch: KeywordPatch; deltas: CounterDelta[] };
 
@@ -239,8 +249,8 @@ export class CrawlStore {
     if (!this.db.autocommit && opts.lease !== undefined) {
       // SQLite: the same blind write, as a batch of one.
       const lease = opts.lease;
-      const done = await this.transitionManyLeased([{ keywordId, leaseToken: lease }], (_item, at) =>
-        makeEvent(leasedState(lease, at.today) as Keyword, at, null),
+      const done = await this.transitionManyLeased([{ keywordId, leaseToken: lease }], (_item, at, assumed) =>
+        makeEvent(assumed, at, null),
       );
       if (done) return done[0]!.keyword!;
     }
@@ -305,9 +315,8 @@ export class CrawlStore {
   ): Promise<Keyword | null> {
     const now = this.calendar.now();
     const today = this.calendar.today();
-    const assumed = leasedState(leaseToken, today);
-    const d = decide(assumed, UNKNOWN_RULES, makeEvent(assumed as Keyword, { now, today }, null));
-    if (!d.ok || d.from !== CrawlStatus.CRAWLING || !writesBlind(d.patch)) return null;
+    const d = decideLeased(leaseToken, today, (assumed) => makeEvent(assumed, { now, today }, null));
+    if (!d) return null;
     const row = await sql.writeLeasedPostgres(run, { id: keywordId, leaseToken, today, now, patch: d.patch, to: d.to, reason: d.reason });
     if (!row) return null;
     const log = journal(row.sourceId);
@@ -472,7 +481,7 @@ export class CrawlStore {
    */
   private async transitionManyLeased<I extends { keywordId: number; leaseToken: string }>(
     items: I[],
-    makeEvent: (item: I, at: { now: Date; today: string }) => CrawlEventInput,
+    makeEvent: (item: I, at: { now: Date; today: string }, assumed: Keyword) => CrawlEventInput,
   ): Promise<BatchResult[] | null> {
     if (!items.length || new Set(items.map((i) => i.keywordId)).size !== items.length) return null;
     const now = this.calendar.now();
@@ -480,9 +489,8 @@ export class CrawlStore {
     const at = { now, today };
     const writes: sql.LeasedWrite[] = [];
     for (const item of items) {
-      const assumed = leasedState(item.leaseToken, today);
-      const d = decide(assumed, UNKNOWN_RULES, makeEvent(item, at));
-      if (!d.ok || d.from !== CrawlStatus.CRAWLING || !writesBlind(d.patch)) return null;
+      const d = decideLeased(item.leaseToken, today, (assumed) => makeEvent(item, at, assumed));
+      if (!d) return null;
       writes.push({ id: item.keywordId, leaseToken: item.leaseToken, patch: d.patch, to: d.to, reason: d.reason });
     }
     const logs = new Map<string, Journal>();
