@@ -65,9 +65,10 @@ describe.each(providers)("single-statement writes on %s", () => {
     const [c] = await store.claim("qcwy", "t2", 1);
     const before = await counts();
     const now = new Date();
-    const w = { id: c!.keyword.id, today: calendar.today(), now, patch: { status: CrawlStatus.COMPLETED, heartbeatAt: now }, to: CrawlStatus.COMPLETED, reason: "complete" };
-    expect(await sql.writeLeasedPostgres(db.autocommit!, { ...w, leaseToken: "not-it" })).toBeNull();
-    expect(await sql.writeLeasedPostgres(db.autocommit!, { ...w, leaseToken: c!.leaseToken, today: "2000-01-01" })).toBeNull();
+    const w = { id: c!.keyword.id, patch: { status: CrawlStatus.COMPLETED, heartbeatAt: now }, to: CrawlStatus.COMPLETED, reason: "complete" };
+    const at = { now, today: calendar.today() };
+    expect(await sql.writeLeasedManyPostgres(db.autocommit!, [{ ...w, leaseToken: "not-it" }], at, "each")).toEqual([null]);
+    expect(await sql.writeLeasedManyPostgres(db.autocommit!, [{ ...w, leaseToken: c!.leaseToken }], { now, today: "2000-01-01" }, "each")).toEqual([null]);
     expect(await counts()).toEqual(before);
     await expect(store.complete({ keywordId: c!.keyword.id, leaseToken: "not-it", status: CrawlStatus.COMPLETED })).rejects.toMatchObject({
       extensions: { code: "LEASE_LOST" },

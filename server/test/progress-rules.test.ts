@@ -92,9 +92,11 @@ describe.each(providers)("one-statement page reports agree with the rules on %s"
         const expected = await readPath.reportPageProgress(input(y)).catch((e: { extensions?: { code?: string } }) => e.extensions?.code ?? e);
         const c1 = await sums();
         // The one statement, on x (the store runs it only for reports decide() accepts on a probe state).
-        const got = await sql.writeProgressPostgres(db.autocommit!, {
-          id: x.id, leaseToken, page: s.report.page, totalPages: s.report.totalPages ?? 0, jobs: s.report.jobs, now, today,
-        });
+        const [got] = await sql.writeProgressPostgres(
+          db.autocommit!,
+          [{ id: x.id, leaseToken, page: s.report.page, totalPages: s.report.totalPages ?? 0, jobs: s.report.jobs }],
+          { now, today },
+        );
         const c2 = await sums();
         if (typeof expected === "string" || !("id" in (expected as object))) {
           // Refused by the rules: the statement writes nothing, or the input is one the store never sends it.

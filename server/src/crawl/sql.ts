@@ -99,6 +99,21 @@ export async function lockKeywords(tx: SqlTx, ids: number[]) {
   await tx.query(Prisma.sql`SELECT 1 FROM "Keyword" WHERE "id" IN (${Prisma.join(sorted)}) ORDER BY "id" FOR UPDATE`);
 }
 
+/**
+ * PostgreSQL: the items of a statement that writes several as a relation `(columns…, "i")`, "i"
+ * numbering them from 1. One item is a row of scalars — the planner then knows it is one row, so
+ * the prepared statement settles on its generic plan and is not planned again at every execution
+ * (as it is for `unnest` of arrays, whose length it cannot know in advance). Timestamps are given
+ * as ISO strings.
+ */
+function itemRows(columns: [name: string, type: string, values: unknown[]][]): Prisma.Sql {
+  if (columns[0]![2].length === 1) {
+    return Prisma.sql`SELECT ${Prisma.join(columns.map(([name, type, [value]]) => Prisma.sql`${value}::${Prisma.raw(`${type} AS "${name}"`)}`))}, 1 AS "i"`;
+  }
+  return Prisma.sql`SELECT * FROM unnest(${Prisma.join(columns.map(([, type, values]) => Prisma.sql`${values}::${Prisma.raw(`${type}[]`)}`))})
+        WITH ORDINALITY AS v (${Prisma.raw(columns.map(([name]) => `"${name}"`).join(", "))}, "i")`;
+}
+
 /** `"column" = value, …` of a patch, crawl-state columns only. */
 function setClauses(provider: Provider, patch: KeywordPatch) {
   return Prisma.join(
@@ -110,106 +125,98 @@ function setClauses(provider: Provider, patch: KeywordPatch) {
   );
 }
 
-/**
- * PostgreSQL: an event on a leased keyword written in ONE statement without reading it first — the
- * WHERE is the lease (CRAWLING today, this token), the patch was decided on that state and reads
- * nothing else of the row (store.ts checks), the event and the counters follow from the row the
- * UPDATE returns. Null when the row is not so leased (the caller then reads and decides).
- */
-export async function writeLeasedPostgres(
-  tx: SqlTx,
-  w: { id: number; leaseToken: string; today: string; now: Date; patch: KeywordPatch; to: CrawlStatus; reason: string },
-): Promise<Keyword | null> {
-  const to = status("postgres", w.to);
-  const crawling = status("postgres", "CRAWLING" as CrawlStatus);
-  const rows = await tx.query<Keyword>(Prisma.sql`
-    WITH u AS (
-      UPDATE "Keyword" SET ${setClauses("postgres", w.patch)}, "version" = "version" + 1, "updatedAt" = ${w.now}::timestamp
-       WHERE "id" = ${w.id} AND "leaseToken" = ${w.leaseToken} AND "status" = 'CRAWLING' AND "crawlDate" = ${w.today}
-      RETURNING *),
-    e AS (
-      INSERT INTO "CrawlEvent" ("keywordId", "sourceId", "crawlDate", "from", "to", "reason", "crawlerId", "at")
-      SELECT u."id", u."sourceId", ${w.today}, ${crawling}, ${to}, ${w.reason}, u."crawlerId", ${w.now}::timestamp
-        FROM u WHERE ${to} <> ${crawling}),
-    c AS (
-      INSERT INTO "CrawlCounter" ("sourceId", "crawlDate", "status", "shard", "keywords", "jobsFound", "pagesCrawled")
-      SELECT u."sourceId", ${w.today}, d."status", u."id" % ${Prisma.raw(String(COUNTER_SHARDS))}, d."k", d."j", d."p"
-        FROM u CROSS JOIN LATERAL (VALUES (${crawling}, -1, -u."jobsFound", -u."pagesCrawled"), (${to}, 1, u."jobsFound", u."pagesCrawled"))
-             AS d ("status", "k", "j", "p")
-       WHERE ${to} <> ${crawling}
-       ORDER BY d."status"::text COLLATE "C"
-      ${COUNTER_UPSERT})
-    SELECT * FROM u`);
-  return rows[0] ?? null;
+/** A page report under a live lease (writeProgressPostgres). */
+export interface LeasedProgress {
+  id: number;
+  leaseToken: string;
+  page: number;
+  /** 0: not known from this page. */
+  totalPages: number;
+  jobs: number;
 }
 
 /**
- * PostgreSQL: a page report on a keyword CRAWLING today under `leaseToken`, in ONE statement — the
- * PROGRESS rule of rules.ts decide() written in SQL for that state (the read path's decide() stays
- * the reference; server/test/progress-rules.test.ts checks they agree): the keyword's counts
+ * PostgreSQL: page reports on keywords CRAWLING today under their `leaseToken`, in ONE statement —
+ * the PROGRESS rule of rules.ts decide() written in SQL for that state (the read path's decide()
+ * stays the reference; server/test/progress-rules.test.ts checks they agree): each keyword's counts
  * (a page reported again replaces its jobs), COMPLETED at the source's last page, the page report,
  * the event and the day's counters. Input checks that need no row are the caller's (decide() on a
- * probe state). The keyword is read and written under its version, and every page report of a
- * keyword bumps that version, so the page report read beside it cannot be stale. Null when the
- * keyword is not so leased, the page is beyond maxPages, or a concurrent write got there first:
- * the caller reads and decides.
+ * probe state). Each keyword is read and written under its version, and every page report of a
+ * keyword bumps that version, so the page report read beside it cannot be stale. `out[i]` answers
+ * `reports[i]`: the keyword after, or null when it is not so leased, the page is beyond maxPages
+ * or a concurrent write got there first (the caller reads and decides) — each report on its own,
+ * the others are written. A keyword must appear once (a second report of it would be lost).
  */
-export async function writeProgressPostgres(
-  tx: SqlTx,
-  r: { id: number; leaseToken: string; page: number; totalPages: number; jobs: number; now: Date; today: string },
-): Promise<Keyword | null> {
+export async function writeProgressPostgres(tx: SqlTx, reports: LeasedProgress[], at: { now: Date; today: string }): Promise<(Keyword | null)[]> {
+  if (new Set(reports.map((r) => r.id)).size !== reports.length) throw new Error("a keyword reported twice in one statement");
   const crawling = status("postgres", "CRAWLING" as CrawlStatus);
   const completed = status("postgres", "COMPLETED" as CrawlStatus);
   const shards = Prisma.raw(String(COUNTER_SHARDS));
-  const rows = await tx.query<Keyword & { o_jobs: number; o_pages: number }>(Prisma.sql`
-    WITH cur AS (
-      SELECT k."id", k."version", s."maxPages", p."jobsFound" AS "prev",
-             CASE WHEN ${r.totalPages}::int > 0 THEN ${r.totalPages}::int ELSE k."totalPages" END AS "known",
-             GREATEST(k."lastCompletedPage", ${r.page}::int) AS "lcp"
-        FROM "Keyword" k
+  const rows = await tx.query<Keyword & { o_jobs: number; o_pages: number; v_i: number; v_page: number; v_jobs: number }>(Prisma.sql`
+    WITH v AS (${itemRows([
+      ["id", "int", reports.map((r) => r.id)],
+      ["token", "text", reports.map((r) => r.leaseToken)],
+      ["page", "int", reports.map((r) => r.page)],
+      ["total", "int", reports.map((r) => r.totalPages)],
+      ["jobs", "int", reports.map((r) => r.jobs)],
+    ])}),
+    cur AS (
+      SELECT k."id", k."version", v."i", v."page", v."jobs", s."maxPages", p."jobsFound" AS "prev",
+             CASE WHEN v."total" > 0 THEN v."total" ELSE k."totalPages" END AS "known",
+             GREATEST(k."lastCompletedPage", v."page") AS "lcp"
+        FROM v
+        JOIN "Keyword" k ON k."id" = v."id"
         JOIN "Source" s ON s."id" = k."sourceId"
-        LEFT JOIN "PageReport" p ON p."keywordId" = k."id" AND p."crawlDate" = ${r.today} AND p."page" = ${r.page}::int
-       WHERE k."id" = ${r.id} AND k."leaseToken" = ${r.leaseToken} AND k."status" = 'CRAWLING' AND k."crawlDate" = ${r.today}
-         AND ${r.page}::int <= s."maxPages"),
+        LEFT JOIN "PageReport" p ON p."keywordId" = k."id" AND p."crawlDate" = ${at.today} AND p."page" = v."page"
+        -- the lease, written so that no index serves it: each keyword by its id
+       WHERE (k."leaseToken" = v."token" AND k."status" = 'CRAWLING' AND k."crawlDate" = ${at.today}) IS TRUE
+         AND v."page" <= s."maxPages"),
     u AS (
       UPDATE "Keyword" k SET
         "lastCompletedPage" = c."lcp",
         "totalPages" = c."known",
-        "jobsFound" = k."jobsFound" - COALESCE(c."prev", 0) + ${r.jobs}::int,
+        "jobsFound" = k."jobsFound" - COALESCE(c."prev", 0) + c."jobs",
         "pagesCrawled" = k."pagesCrawled" + CASE WHEN c."prev" IS NULL THEN 1 ELSE 0 END,
-        "heartbeatAt" = ${r.now}::timestamp,
+        "heartbeatAt" = ${at.now}::timestamp,
         "status" = CASE WHEN c."lcp" >= CASE WHEN c."known" > 0 THEN LEAST(c."known", c."maxPages") ELSE c."maxPages" END
                         THEN ${completed} ELSE ${crawling} END,
-        "version" = k."version" + 1, "updatedAt" = ${r.now}::timestamp
+        "version" = k."version" + 1, "updatedAt" = ${at.now}::timestamp
         FROM cur c WHERE k."id" = c."id" AND k."version" = c."version"
-      RETURNING k.*, k."jobsFound" + COALESCE(c."prev", 0) - ${r.jobs}::int AS "o_jobs",
-                k."pagesCrawled" - CASE WHEN c."prev" IS NULL THEN 1 ELSE 0 END AS "o_pages"),
+      RETURNING k.*, k."jobsFound" + COALESCE(c."prev", 0) - c."jobs" AS "o_jobs",
+                k."pagesCrawled" - CASE WHEN c."prev" IS NULL THEN 1 ELSE 0 END AS "o_pages",
+                c."i"::int AS "v_i", c."page" AS "v_page", c."jobs" AS "v_jobs"),
     p AS (
       INSERT INTO "PageReport" ("keywordId", "sourceId", "crawlDate", "page", "jobsFound", "crawlerId", "reportedAt")
-      SELECT u."id", u."sourceId", ${r.today}, ${r.page}::int, ${r.jobs}::int, u."crawlerId", ${r.now}::timestamp FROM u
+      SELECT u."id", u."sourceId", ${at.today}, u."v_page", u."v_jobs", u."crawlerId", ${at.now}::timestamp FROM u ORDER BY u."v_i"
       ON CONFLICT ("keywordId", "crawlDate", "page")
       DO UPDATE SET "jobsFound" = excluded."jobsFound", "crawlerId" = excluded."crawlerId", "reportedAt" = excluded."reportedAt"),
     e AS (
       INSERT INTO "CrawlEvent" ("keywordId", "sourceId", "crawlDate", "from", "to", "reason", "crawlerId", "at")
-      SELECT u."id", u."sourceId", ${r.today}, ${crawling}, u."status", 'last page', u."crawlerId", ${r.now}::timestamp
-        FROM u WHERE u."status" = ${completed}),
+      SELECT u."id", u."sourceId", ${at.today}, ${crawling}, u."status", 'last page', u."crawlerId", ${at.now}::timestamp
+        FROM u WHERE u."status" = ${completed} ORDER BY u."v_i"),
     c AS (
       INSERT INTO "CrawlCounter" ("sourceId", "crawlDate", "status", "shard", "keywords", "jobsFound", "pagesCrawled")
-      SELECT u."sourceId", ${r.today}, d."status", u."id" % ${shards}, sum(d."k")::int, sum(d."j")::int, sum(d."p")::int
+      SELECT u."sourceId", ${at.today}, d."status", u."id" % ${shards}, sum(d."k")::int, sum(d."j")::int, sum(d."p")::int
         FROM u CROSS JOIN LATERAL (VALUES (${crawling}, -1, -u."o_jobs", -u."o_pages"), (u."status", 1, u."jobsFound", u."pagesCrawled"))
              AS d ("status", "k", "j", "p")
        GROUP BY u."sourceId", d."status", u."id" % ${shards}
       HAVING sum(d."k") <> 0 OR sum(d."j") <> 0 OR sum(d."p") <> 0
-       ORDER BY d."status"::text COLLATE "C"
+       -- counter rows locked in one order by every statement, so two never wait on each other
+       ORDER BY u."sourceId" COLLATE "C", d."status"::text COLLATE "C", 4
       ${COUNTER_UPSERT})
     SELECT * FROM u`);
-  const row = rows[0];
-  if (!row) return null;
-  const { o_jobs: _j, o_pages: _p, ...keyword } = row;
-  return keyword as Keyword;
+  const out: (Keyword | null)[] = reports.map(() => null);
+  for (const { o_jobs: _j, o_pages: _p, v_i, v_page: _pg, v_jobs: _jb, ...keyword } of rows) {
+    out[v_i - 1] = keyword as Keyword;
+  }
+  return out;
 }
 
-/** One leased keyword's blind write (see writeLeasedPostgres), an item of writeLeasedManyPostgres. */
+/**
+ * An event on a leased keyword written without reading it first (writeLeasedManyPostgres,
+ * updateLeasedSqlite): the WHERE is the lease (CRAWLING today, this token), the patch was decided on
+ * that state and reads nothing else of the row (store.ts checks).
+ */
 export interface LeasedWrite {
   id: number;
   leaseToken: string;
@@ -226,23 +233,38 @@ function assertBlind(writes: LeasedWrite[]) {
 }
 
 /**
- * PostgreSQL: writeLeasedPostgres for a batch, in ONE statement that writes all or nothing: every
- * keyword must be CRAWLING today under its item's token (and appear once), else the statement
- * fails with division_by_zero (see isCasFailure) and the caller reads and decides instead. Events
- * and the day's counters follow from the rows the UPDATE returns. Only status, heartbeatAt and
- * errorMessage may be patched (the blind columns); returns the keywords after, in input order.
+ * PostgreSQL: leased writes (LeasedWrite) in ONE statement. `all` (the batch mutations): all
+ * or nothing — every keyword must be CRAWLING today under its item's token (and appear once), else
+ * the statement fails with division_by_zero (see isCasFailure) and the caller reads and decides
+ * instead. `each` (independent requests written together): an item whose lease does not hold is
+ * left out and answered null, the others are written; a keyword must appear once. Events and the
+ * day's counters follow from the rows the UPDATE returns. Only status, heartbeatAt and
+ * errorMessage may be patched (the blind columns). `out[i]` answers `writes[i]`.
  */
-export async function writeLeasedManyPostgres(tx: SqlTx, writes: LeasedWrite[], at: { now: Date; today: string }): Promise<Keyword[]> {
+export async function writeLeasedManyPostgres(
+  tx: SqlTx,
+  writes: LeasedWrite[],
+  at: { now: Date; today: string },
+  mode: "all" | "each" = "all",
+): Promise<(Keyword | null)[]> {
   assertBlind(writes);
+  if (mode === "each" && new Set(writes.map((w) => w.id)).size !== writes.length) throw new Error("a keyword written twice in one statement");
+  // all: the effects only when every lease held (the statement fails otherwise)
+  const held = mode === "all" ? Prisma.sql`(SELECT "n" FROM n) = ${writes.length}::int` : Prisma.sql`true`;
+  const check = mode === "all" ? Prisma.sql`CASE WHEN n."n" <> ${writes.length}::int THEN 1 / (n."n" - n."n") ELSE 0 END` : Prisma.sql`0`;
   const crawling = status("postgres", "CRAWLING" as CrawlStatus);
   const has = (w: LeasedWrite, c: keyof KeywordPatch) => Object.hasOwn(w.patch, c);
   const rows = await tx.query<Keyword & { v_i: number; v_reason: string; check: number }>(Prisma.sql`
-    WITH v AS (
-      SELECT * FROM unnest(${writes.map((w) => w.id)}::int[], ${writes.map((w) => w.leaseToken)}::text[],
-        ${writes.map((w) => w.to)}::"CrawlStatus"[], ${writes.map((w) => w.reason)}::text[],
-        ${writes.map((w) => has(w, "heartbeatAt"))}::boolean[], ${timestamps(writes.map((w) => w.patch.heartbeatAt ?? null))}::timestamp[],
-        ${writes.map((w) => has(w, "errorMessage"))}::boolean[], ${writes.map((w) => w.patch.errorMessage ?? null)}::text[])
-        WITH ORDINALITY AS v ("id", "token", "to", "reason", "h_set", "h", "e_set", "e", "i")),
+    WITH v AS (${itemRows([
+      ["id", "int", writes.map((w) => w.id)],
+      ["token", "text", writes.map((w) => w.leaseToken)],
+      ["to", '"CrawlStatus"', writes.map((w) => w.to)],
+      ["reason", "text", writes.map((w) => w.reason)],
+      ["h_set", "boolean", writes.map((w) => has(w, "heartbeatAt"))],
+      ["h", "timestamp", timestamps(writes.map((w) => w.patch.heartbeatAt ?? null))],
+      ["e_set", "boolean", writes.map((w) => has(w, "errorMessage"))],
+      ["e", "text", writes.map((w) => w.patch.errorMessage ?? null)],
+    ])}),
     u AS (
       UPDATE "Keyword" k SET "status" = v."to",
         "heartbeatAt" = CASE WHEN v."h_set" THEN v."h" ELSE k."heartbeatAt" END,
@@ -256,20 +278,21 @@ export async function writeLeasedManyPostgres(tx: SqlTx, writes: LeasedWrite[], 
     e AS (
       INSERT INTO "CrawlEvent" ("keywordId", "sourceId", "crawlDate", "from", "to", "reason", "crawlerId", "at")
       SELECT u."id", u."sourceId", ${at.today}, ${crawling}, u."status", u."v_reason", u."crawlerId", ${at.now}::timestamp
-        FROM u WHERE u."status" <> ${crawling} AND (SELECT "n" FROM n) = ${writes.length}::int
+        FROM u WHERE u."status" <> ${crawling} AND ${held}
        ORDER BY u."v_i"),
     c AS (
       INSERT INTO "CrawlCounter" ("sourceId", "crawlDate", "status", "shard", "keywords", "jobsFound", "pagesCrawled")
       SELECT u."sourceId", ${at.today}, d."status", u."id" % ${Prisma.raw(String(COUNTER_SHARDS))}, sum(d."k"), sum(d."j"), sum(d."p")
         FROM u CROSS JOIN LATERAL (VALUES (${crawling}, -1, -u."jobsFound", -u."pagesCrawled"), (u."status", 1, u."jobsFound", u."pagesCrawled"))
              AS d ("status", "k", "j", "p")
-       WHERE u."status" <> ${crawling} AND (SELECT "n" FROM n) = ${writes.length}::int
+       WHERE u."status" <> ${crawling} AND ${held}
        GROUP BY u."sourceId", d."status", u."id" % ${Prisma.raw(String(COUNTER_SHARDS))}
        ORDER BY u."sourceId" COLLATE "C", d."status"::text COLLATE "C", 4
       ${COUNTER_UPSERT})
-    SELECT u.*, CASE WHEN n."n" <> ${writes.length}::int THEN 1 / (n."n" - n."n") ELSE 0 END AS "check"
-      FROM n LEFT JOIN u ON true ORDER BY u."v_i"`);
-  return rows.map(({ v_i: _i, v_reason: _r, check: _c, ...k }) => k as Keyword);
+    SELECT u.*, ${check} AS "check" FROM n LEFT JOIN u ON true ORDER BY u."v_i"`);
+  const out: (Keyword | null)[] = writes.map(() => null);
+  for (const { v_i, v_reason: _r, check: _c, ...k } of rows) if (v_i !== null) out[v_i - 1] = k as Keyword;
+  return out;
 }
 
 /** One keyword's write: its full state after the event, guarded by the version it was read at. */
@@ -618,11 +641,12 @@ export type ClaimedRow = Keyword & {
  * instead of queueing on the same first one); the first `take` in priority order are written as
  * decide() writes a CLAIM — rules.test.ts / claims.test.ts check the two agree row for row — with
  * their events and the counters. Empty when the source is missing or disabled (the caller tells
- * which). Lease tokens come from the caller, one per row (`tokens[rn]`).
+ * which). Lease tokens and crawlers come from the caller, one per row (`tokens[rn - 1]`,
+ * `crawlerIds[rn - 1]`): several claims can be served by one statement.
  */
 export async function claimPostgres(
   tx: SqlTx,
-  q: { sourceId: string; crawlerId: string; today: string; todayStart: Date; now: Date; take: number; tokens: string[] },
+  q: { sourceId: string; crawlerIds: string[]; today: string; todayStart: Date; now: Date; take: number; tokens: string[] },
 ): Promise<ClaimedRow[]> {
   const source = { id: q.sourceId, maxRetries: Prisma.sql`(SELECT "maxRetries" FROM s)` };
   const picks = CLAIM_ORDER.map((pick, i) => {
@@ -657,7 +681,7 @@ export async function claimPostgres(
       UPDATE "Keyword" k SET
         "status" = CASE WHEN t."done" THEN 'COMPLETED'::"CrawlStatus" ELSE 'CRAWLING'::"CrawlStatus" END,
         "heartbeatAt" = ${q.now}::timestamp,
-        ${keep("crawlerId", Prisma.sql`${q.crawlerId}`)},
+        ${keep("crawlerId", Prisma.sql`(${q.crawlerIds}::text[])[t."rn"]`)},
         ${keep("leaseToken", Prisma.sql`(${q.tokens}::text[])[t."rn"]`)},
         ${keep("lastRequestedAt", Prisma.sql`${q.now}::timestamp`)},
         ${keep("crawlStartedAt", Prisma.sql`${q.now}::timestamp`)},
@@ -674,7 +698,7 @@ export async function claimPostgres(
                 t."jobsFound" AS "fromJobs", t."pagesCrawled" AS "fromPages"),
     e AS (
       INSERT INTO "CrawlEvent" ("keywordId", "sourceId", "crawlDate", "from", "to", "reason", "crawlerId", "at")
-      SELECT u."id", u."sourceId", ${q.today}, u."fromStatus", u."status", u."reason", ${q.crawlerId}, ${q.now}::timestamp
+      SELECT u."id", u."sourceId", ${q.today}, u."fromStatus", u."status", u."reason", (${q.crawlerIds}::text[])[u."rn"], ${q.now}::timestamp
         FROM u ORDER BY u."rn"),
     c AS (
       INSERT INTO "CrawlCounter" ("sourceId", "crawlDate", "status", "shard", "keywords", "jobsFound", "pagesCrawled")

@@ -10,6 +10,7 @@ import type { CrawlCalendar } from "./crawl-day.ts";
 import { type Accepted, type CrawlEventInput, CrawlStatus, decide, type KeywordPatch, type KeywordState } from "./rules.ts";
 import { type CounterDelta, counterDeltas, mergeDeltas } from "./counters.ts";
 import * as sql from "./sql.ts";
+import { coalesce } from "./coalesce.ts";
 
 export interface Claim {
   keyword: Keyword;
@@ -46,6 +47,11 @@ type Journal = ReturnType<typeof journal>;
 
 export type ChangeListener = (change: CrawlChange) => void;
 
+/** A coalesced write's answer to a keyword's second event of a turn: ask again (next turn). */
+const AGAIN = Symbol("again");
+
+/** A claim of more keywords than this is not written together with others (claimTogether). */
+const COALESCE_CLAIM_LIMIT = 32;
 /** CAS retries before giving up; only concurrent writers to the same keyword cause a retry. */
 const MAX_ATTEMPTS = 8;
 /** Keywords changed per transaction by the sweeps, so a big sweep never holds the lock long. */
@@ -118,6 +124,19 @@ export interface CompleteInput {
   status: CrawlStatus;
   errorMessage?: string | null;
 }
+type MakeEvent = (kw: Keyword, at: { now: Date; today: string }, previousJobsOnPage: number | null) => CrawlEventInput;
+/** An event on a keyword its caller holds the lease of (CrawlStore.writeLeased). */
+interface LeasedEvent {
+  keywordId: number;
+  leaseToken: string;
+  makeEvent: MakeEvent;
+}
+interface ClaimRequest {
+  sourceId: string;
+  crawlerId: string;
+  limit: number;
+}
+
 /** One item of a batch: the keyword after the event, or why it was refused (nothing written). */
 export interface BatchResult {
   keywordId: number;
@@ -243,7 +262,7 @@ export class CrawlStore {
     opts: { page?: number; lease?: string } = {},
   ): Promise<Keyword> {
     if (this.db.autocommit && opts.lease !== undefined) {
-      const done = await this.transitionLeased(this.db.autocommit, keywordId, opts.lease, makeEvent);
+      const done = await this.writeLeased({ keywordId, leaseToken: opts.lease, makeEvent });
       if (done) return done;
     }
     if (!this.db.autocommit && opts.lease !== undefined) {
@@ -305,25 +324,58 @@ export class CrawlStore {
    * the state the lease guarantees (CRAWLING today, this token) and written with that state as the
    * statement's condition. Only for decisions that read nothing else of the row (complete, fail,
    * release, heartbeat); null when the keyword is not so leased — the caller then reads the row and
-   * decides on what it holds (a replay, LEASE_LOST, …).
+   * decides on what it holds (a replay, LEASE_LOST, …). The leased events that arrive in the same
+   * turn are written by one statement (coalesce.ts), each answered on its own; a keyword's second
+   * event of a turn goes with the next turn's, after the first is written.
    */
-  private async transitionLeased(
-    run: SqlTx,
-    keywordId: number,
-    leaseToken: string,
-    makeEvent: (kw: Keyword, at: { now: Date; today: string }, previousJobsOnPage: number | null) => CrawlEventInput,
-  ): Promise<Keyword | null> {
+  private async writeLeased(item: LeasedEvent): Promise<Keyword | null> {
+    for (;;) {
+      const done = await this.writeLeasedTogether(item);
+      if (done !== AGAIN) return done;
+    }
+  }
+
+  private readonly writeLeasedTogether = coalesce(async (items: readonly LeasedEvent[]): Promise<(Keyword | null | typeof AGAIN)[]> => {
     const now = this.calendar.now();
     const today = this.calendar.today();
-    const d = decideLeased(leaseToken, today, (assumed) => makeEvent(assumed, { now, today }, null));
-    if (!d) return null;
-    const row = await sql.writeLeasedPostgres(run, { id: keywordId, leaseToken, today, now, patch: d.patch, to: d.to, reason: d.reason });
-    if (!row) return null;
-    const log = journal(row.sourceId);
-    log.keywordIds.push(row.id);
-    if (d.to !== d.from) log.transitions.push({ from: d.from, to: d.to, reason: d.reason, crawlerId: row.crawlerId });
-    this.emit(log);
-    return row;
+    const at = { now, today };
+    const out: (Keyword | null | typeof AGAIN)[] = items.map(() => null);
+    const writes: sql.LeasedWrite[] = [];
+    const slots: number[] = [];
+    const seen = new Set<number>();
+    items.forEach((item, i) => {
+      const d = decideLeased(item.leaseToken, today, (assumed) => item.makeEvent(assumed, at, null));
+      if (!d) return;
+      if (seen.has(item.keywordId)) return void (out[i] = AGAIN);
+      seen.add(item.keywordId);
+      writes.push({ id: item.keywordId, leaseToken: item.leaseToken, patch: d.patch, to: d.to, reason: d.reason });
+      slots.push(i);
+    });
+    if (!writes.length) return out;
+    let rows: (Keyword | null)[];
+    try {
+      rows = await sql.writeLeasedManyPostgres(this.db.autocommit!, writes, at, "each");
+    } catch (e) {
+      if (isDeadlock(e)) return out;
+      throw e;
+    }
+    this.emitLeased(rows, writes);
+    rows.forEach((row, k) => (out[slots[k]!] = row));
+    return out;
+  });
+
+  /** Tell subscribers what leased writes did (rows: what the statement returned, null: not written). */
+  private emitLeased(rows: (Keyword | null)[], writes: sql.LeasedWrite[]) {
+    const logs = new Map<string, Journal>();
+    rows.forEach((row, i) => {
+      if (!row) return;
+      let log = logs.get(row.sourceId);
+      if (!log) logs.set(row.sourceId, (log = journal(row.sourceId)));
+      log.keywordIds.push(row.id);
+      const w = writes[i]!;
+      if (w.to !== CrawlStatus.CRAWLING) log.transitions.push({ from: CrawlStatus.CRAWLING, to: w.to, reason: w.reason, crawlerId: row.crawlerId });
+    });
+    for (const log of logs.values()) this.emit(log);
   }
 
   /**
@@ -493,53 +545,47 @@ export class CrawlStore {
       if (!d) return null;
       writes.push({ id: item.keywordId, leaseToken: item.leaseToken, patch: d.patch, to: d.to, reason: d.reason });
     }
-    const logs = new Map<string, Journal>();
-    const logOf = (sourceId: string) => {
-      let log = logs.get(sourceId);
-      if (!log) logs.set(sourceId, (log = journal(sourceId)));
-      return log;
-    };
-    let rows: Keyword[];
     if (this.db.autocommit) {
+      let rows: (Keyword | null)[];
       try {
         rows = await sql.writeLeasedManyPostgres(this.db.autocommit, writes, at);
       } catch (e) {
         if (sql.isCasFailure(e) || isDeadlock(e)) return null;
         throw e;
       }
-    } else {
-      const missed = new Error("a lease does not hold");
-      try {
-        rows = await this.db.transaction(async (tx) => {
-          const changed = await sql.updateLeasedSqlite(tx, writes, at);
-          if (changed.length !== writes.length) throw missed; // roll back
-          const byId = new Map(changed.map((k) => [k.id, k]));
-          const planned = writes.map((w): Planned => {
-            const after = byId.get(w.id)!;
-            const before = { ...after, status: CrawlStatus.CRAWLING };
-            return {
-              before, after, patch: w.patch, crawlerId: after.crawlerId,
-              event: w.to !== CrawlStatus.CRAWLING ? { from: CrawlStatus.CRAWLING, to: w.to, reason: w.reason } : undefined,
-              deltas: counterDeltas(before, after, today),
-            };
-          });
-          await sql.writeEffectsSqlite(tx, planned, at);
-          for (const w of planned) this.record(logOf(w.before.sourceId), w);
-          for (const log of logs.values()) await this.settle(tx, log);
-          return planned.map((w) => w.after);
-        });
-      } catch (e) {
-        if (e === missed) return null;
-        throw e;
-      }
+      this.emitLeased(rows, writes);
+      return rows.map((row) => ({ keywordId: row!.id, keyword: row! }));
     }
-    if (this.db.autocommit) {
-      rows.forEach((row, i) => {
-        const log = logOf(row.sourceId);
-        log.keywordIds.push(row.id);
-        const w = writes[i]!;
-        if (w.to !== CrawlStatus.CRAWLING) log.transitions.push({ from: CrawlStatus.CRAWLING, to: w.to, reason: w.reason, crawlerId: row.crawlerId });
+    const logs = new Map<string, Journal>();
+    const logOf = (sourceId: string) => {
+      let log = logs.get(sourceId);
+      if (!log) logs.set(sourceId, (log = journal(sourceId)));
+      return log;
+    };
+    const missed = new Error("a lease does not hold");
+    let rows: Keyword[];
+    try {
+      rows = await this.db.transaction(async (tx) => {
+        const changed = await sql.updateLeasedSqlite(tx, writes, at);
+        if (changed.length !== writes.length) throw missed; // roll back
+        const byId = new Map(changed.map((k) => [k.id, k]));
+        const planned = writes.map((w): Planned => {
+          const after = byId.get(w.id)!;
+          const before = { ...after, status: CrawlStatus.CRAWLING };
+          return {
+            before, after, patch: w.patch, crawlerId: after.crawlerId,
+            event: w.to !== CrawlStatus.CRAWLING ? { from: CrawlStatus.CRAWLING, to: w.to, reason: w.reason } : undefined,
+            deltas: counterDeltas(before, after, today),
+          };
+        });
+        await sql.writeEffectsSqlite(tx, planned, at);
+        for (const w of planned) this.record(logOf(w.before.sourceId), w);
+        for (const log of logs.values()) await this.settle(tx, log);
+        return planned.map((w) => w.after);
       });
+    } catch (e) {
+      if (e === missed) return null;
+      throw e;
     }
     for (const log of logs.values()) this.emit(log);
     return rows.map((row) => ({ keywordId: row.id, keyword: row }));
@@ -550,7 +596,7 @@ export class CrawlStore {
    * retries left, then fresh keywords, least recently requested first.
    */
   async claim(sourceId: string, crawlerId: string, limit: number): Promise<Claim[]> {
-    if (this.db.autocommit) return this.claimAutocommit(this.db.autocommit, sourceId, crawlerId, limit);
+    if (this.db.autocommit) return this.claimTogether({ sourceId, crawlerId, limit });
     const now = this.calendar.now();
     const today = this.calendar.today();
     const todayStart = this.calendar.startOf(today);
@@ -593,65 +639,127 @@ export class CrawlStore {
   }
 
   /**
-   * PostgreSQL: each read of candidates and their writes is one statement (sql.claimPostgres), so a
-   * claim is one round trip; it reads again only when a candidate finished on the spot.
+   * PostgreSQL: the claims of one turn (coalesce.ts), one statement per source (claimGroup); a big
+   * claim (more than COALESCE_CLAIM_LIMIT keywords) goes alone.
    */
-  private async claimAutocommit(run: SqlTx, sourceId: string, crawlerId: string, limit: number): Promise<Claim[]> {
+  private readonly claimTogether = coalesce(async (reqs: readonly ClaimRequest[]): Promise<(Claim[] | Error)[]> => {
+    const groups = new Map<string, number[]>();
+    reqs.forEach((r, i) => {
+      const key = r.limit > COALESCE_CLAIM_LIMIT ? `${i}\0${r.sourceId}` : r.sourceId;
+      groups.set(key, [...(groups.get(key) ?? []), i]);
+    });
+    const out: (Claim[] | Error)[] = new Array(reqs.length);
+    await Promise.all(
+      [...groups.values()].map(async (group) => {
+        try {
+          const claims = await this.claimGroup(reqs[group[0]!]!.sourceId, group.map((i) => reqs[i]!));
+          group.forEach((i, k) => (out[i] = claims[k]!));
+        } catch (e) {
+          for (const i of group) out[i] = e as Error;
+        }
+      }),
+    );
+    return out;
+  });
+
+  /**
+   * PostgreSQL: claims of one source in ONE statement (sql.claimPostgres), as pg-boss fetches a job:
+   * the candidates in priority order are dealt out in request order, each request its `limit`.
+   * It reads again only when a candidate finished on the spot (no pages left) and so filled no claim.
+   */
+  private async claimGroup(sourceId: string, reqs: readonly ClaimRequest[]): Promise<Claim[][]> {
+    const run = this.db.autocommit!;
     const log = journal(sourceId);
-    const claims: Claim[] = [];
+    const out = reqs.map((): Claim[] => []);
+    let want = reqs.map((r) => r.limit);
     for (;;) {
       const now = this.calendar.now();
       const today = this.calendar.today();
-      const want = limit - claims.length;
-      const tokens = Array.from({ length: want }, newLeaseToken);
-      const rows = await sql.claimPostgres(run, { sourceId, crawlerId, today, todayStart: this.calendar.startOf(today), now, take: want, tokens });
-      for (const { pick: _pick, done, fromStatus, reason, rn: _rn, fromJobs: _j, fromPages: _p, ...keyword } of rows) {
+      // Slot n (rn = n + 1) of the statement is request owner[n]'s.
+      const owner = want.flatMap((n, j) => Array.from({ length: n }, () => j));
+      const crawlerIds = owner.map((j) => reqs[j]!.crawlerId);
+      const tokens = owner.map(newLeaseToken);
+      const rows = await sql.claimPostgres(run, { sourceId, crawlerIds, today, todayStart: this.calendar.startOf(today), now, take: owner.length, tokens });
+      const got = want.map(() => 0);
+      for (const { pick: _pick, done, fromStatus, reason, rn, fromJobs: _j, fromPages: _p, ...keyword } of rows) {
         log.keywordIds.push(keyword.id);
-        log.transitions.push({ from: fromStatus, to: keyword.status, reason, crawlerId });
+        log.transitions.push({ from: fromStatus, to: keyword.status, reason, crawlerId: crawlerIds[rn - 1]! });
         if (done) continue;
+        const j = owner[rn - 1]!;
+        got[j]!++;
         const startPage = fromStatus === CrawlStatus.IDLE ? 1 : keyword.lastCompletedPage + 1;
-        claims.push({ keyword, leaseToken: keyword.leaseToken!, startPage, resumed: startPage > 1 });
+        out[j]!.push({ keyword, leaseToken: keyword.leaseToken!, startPage, resumed: startPage > 1 });
       }
-      if (rows.length < want || claims.length === limit) break;
+      want = want.map((n, j) => n - got[j]!);
+      if (rows.length < owner.length || want.every((n) => n === 0)) break;
     }
     if (!log.keywordIds.length) {
       const enabled = await sql.sourceEnabled(run, sourceId);
       if (enabled === null) throw notFound(`source "${sourceId}" does not exist`);
     } else this.emit(log);
-    return claims;
+    return out;
   }
 
   async reportPageProgress(input: ProgressInput) {
     if (this.db.autocommit) {
-      const done = await this.progressLeased(this.db.autocommit, input);
+      const done = await this.writeProgress(input);
       if (done) return done;
     }
     return this.transition(input.keywordId, (_kw, at, previousJobsOnPage) => progressEvent(input, at, previousJobsOnPage), { page: input.page });
   }
 
   /**
-   * PostgreSQL: a page report under a live lease in one statement (sql.writeProgressPostgres).
-   * The checks of the report itself are decide()'s, on a probe that passes every check of the row;
-   * null (nothing written) when one fails or the keyword is not so leased: the caller reads and
-   * decides, and answers with the rule's code.
+   * PostgreSQL: a page report under a live lease in one statement (sql.writeProgressPostgres),
+   * with the other page reports of the same turn (coalesce.ts), each answered on its own. The checks
+   * of the report itself are decide()'s, on a probe that passes every check of the row; null
+   * (nothing written) when one fails or the keyword is not so leased: the caller reads and decides,
+   * and answers with the rule's code. A keyword's second report of a turn goes with the next turn's,
+   * after the first is written.
    */
-  private async progressLeased(run: SqlTx, input: ProgressInput): Promise<Keyword | null> {
+  private async writeProgress(input: ProgressInput): Promise<Keyword | null> {
+    for (;;) {
+      const done = await this.writeProgressTogether(input);
+      if (done !== AGAIN) return done;
+    }
+  }
+
+  private readonly writeProgressTogether = coalesce(async (inputs: readonly ProgressInput[]): Promise<(Keyword | null | typeof AGAIN)[]> => {
     const now = this.calendar.now();
     const today = this.calendar.today();
-    const probe = { ...leasedState(input.leaseToken, today), lastCompletedPage: 0, totalPages: 0, jobsFound: 0, pagesCrawled: 0 };
-    const d = decide(probe, { maxPages: Infinity, maxRetries: NaN, staleAfterSeconds: NaN }, progressEvent(input, { now, today }, null));
-    if (!d.ok) return null;
-    const row = await sql.writeProgressPostgres(run, {
-      id: input.keywordId, leaseToken: input.leaseToken, page: input.page, totalPages: input.totalPages ?? 0, jobs: input.jobsFound, now, today,
+    const out: (Keyword | null | typeof AGAIN)[] = inputs.map(() => null);
+    const reports: sql.LeasedProgress[] = [];
+    const slots: number[] = [];
+    const seen = new Set<number>();
+    inputs.forEach((input, i) => {
+      const probe = { ...leasedState(input.leaseToken, today), lastCompletedPage: 0, totalPages: 0, jobsFound: 0, pagesCrawled: 0 };
+      const d = decide(probe, { maxPages: Infinity, maxRetries: NaN, staleAfterSeconds: NaN }, progressEvent(input, { now, today }, null));
+      if (!d.ok) return;
+      if (seen.has(input.keywordId)) return void (out[i] = AGAIN);
+      seen.add(input.keywordId);
+      reports.push({ id: input.keywordId, leaseToken: input.leaseToken, page: input.page, totalPages: input.totalPages ?? 0, jobs: input.jobsFound });
+      slots.push(i);
     });
-    if (!row) return null;
-    const log = journal(row.sourceId);
-    log.keywordIds.push(row.id);
-    log.pageReports++;
-    if (row.status === CrawlStatus.COMPLETED) log.transitions.push({ from: CrawlStatus.CRAWLING, to: CrawlStatus.COMPLETED, reason: "last page", crawlerId: row.crawlerId });
-    this.emit(log);
-    return row;
-  }
+    if (!reports.length) return out;
+    let rows: (Keyword | null)[];
+    try {
+      rows = await sql.writeProgressPostgres(this.db.autocommit!, reports, { now, today });
+    } catch (e) {
+      if (isDeadlock(e)) return out;
+      throw e;
+    }
+    const logs = new Map<string, Journal>();
+    rows.forEach((row, k) => {
+      if (!row) return;
+      out[slots[k]!] = row;
+      let log = logs.get(row.sourceId);
+      if (!log) logs.set(row.sourceId, (log = journal(row.sourceId)));
+      log.keywordIds.push(row.id);
+      log.pageReports++;
+      if (row.status === CrawlStatus.COMPLETED) log.transitions.push({ from: CrawlStatus.CRAWLING, to: CrawlStatus.COMPLETED, reason: "last page", crawlerId: row.crawlerId });
+    });
+    for (const log of logs.values()) this.emit(log);
+    return out;
+  });
 
   complete(input: CompleteInput) {
     if (input.status !== CrawlStatus.COMPLETED && input.status !== CrawlStatus.FAILED) {
