@@ -1,7 +1,8 @@
-// A batch of completions on leased keywords is written without reading the keywords first, all or
-// nothing (store.ts transitionManyLeased): when one item does not hold its lease the whole fast
-// write is undone and the store reads and decides each item — the refused one gets its code, the
-// others commit with their events and counters, exactly as the rules say.
+// A batch of completions on leased keywords is written without reading the keywords first (SQLite:
+// all or nothing, store.ts transitionManyLeased; PostgreSQL: item by item, with the other leased
+// writes of the turn, store.ts writeLeased); an item that does not hold its lease is then read and
+// decided — the refused one gets its code, the others commit with their events and counters,
+// exactly as the rules say.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Database } from "../src/db/client.ts";
 import { CrawlCalendar, systemClock } from "../src/crawl/crawl-day.ts";

@@ -67,8 +67,8 @@ describe.each(providers)("single-statement writes on %s", () => {
     const now = new Date();
     const w = { id: c!.keyword.id, patch: { status: CrawlStatus.COMPLETED, heartbeatAt: now }, to: CrawlStatus.COMPLETED, reason: "complete" };
     const at = { now, today: calendar.today() };
-    expect(await sql.writeLeasedManyPostgres(db.autocommit!, [{ ...w, leaseToken: "not-it" }], at, "each")).toEqual([null]);
-    expect(await sql.writeLeasedManyPostgres(db.autocommit!, [{ ...w, leaseToken: c!.leaseToken }], { now, today: "2000-01-01" }, "each")).toEqual([null]);
+    expect(await sql.writeLeasedManyPostgres(db.autocommit!, [{ ...w, leaseToken: "not-it" }], at)).toEqual([null]);
+    expect(await sql.writeLeasedManyPostgres(db.autocommit!, [{ ...w, leaseToken: c!.leaseToken }], { now, today: "2000-01-01" })).toEqual([null]);
     expect(await counts()).toEqual(before);
     await expect(store.complete({ keywordId: c!.keyword.id, leaseToken: "not-it", status: CrawlStatus.COMPLETED })).rejects.toMatchObject({
       extensions: { code: "LEASE_LOST" },
@@ -83,7 +83,7 @@ describe.each(providers)("single-statement writes on %s", () => {
     expect(await counts()).toEqual(after);
   });
 
-  it("a leased batch with one item not holding its lease writes nothing; the store answers per item", async () => {
+  it("leased writes in one statement: the item not holding its lease is left out, the others written with events and counters", async () => {
     const claims = await store.claim("qcwy", "t3", 3);
     expect(claims).toHaveLength(3);
     const before = await counts();
@@ -91,16 +91,22 @@ describe.each(providers)("single-statement writes on %s", () => {
     const at = { now, today: calendar.today() };
     const writes = claims.map((c, i) => ({
       id: c.keyword.id,
-      leaseToken: i === 2 ? "not-it" : c.leaseToken,
-      patch: i === 1 ? { status: CrawlStatus.FAILED, heartbeatAt: now, errorMessage: "boom" } : { status: CrawlStatus.COMPLETED, heartbeatAt: now },
-      to: i === 1 ? CrawlStatus.FAILED : CrawlStatus.COMPLETED,
-      reason: i === 1 ? "fail" : "complete",
+      leaseToken: i === 1 ? "not-it" : c.leaseToken,
+      patch: i === 2 ? { status: CrawlStatus.FAILED, heartbeatAt: now, errorMessage: "boom" } : { status: CrawlStatus.COMPLETED, heartbeatAt: now },
+      to: i === 2 ? CrawlStatus.FAILED : CrawlStatus.COMPLETED,
+      reason: i === 2 ? "fail" : "complete",
     }));
-    expect(sql.isCasFailure(await sql.writeLeasedManyPostgres(db.autocommit!, writes, at).catch((e) => e))).toBe(true);
-    // The same keyword twice: one UPDATE row, so it fails too.
-    const twice = [{ ...writes[0]! }, { ...writes[0]! }];
-    expect(sql.isCasFailure(await sql.writeLeasedManyPostgres(db.autocommit!, twice, at).catch((e) => e))).toBe(true);
-    expect(await counts()).toEqual(before);
-
+    // The same keyword twice: refused before anything is sent (one UPDATE row could not answer both).
+    await expect(sql.writeLeasedManyPostgres(db.autocommit!, [writes[0]!, writes[0]!], at)).rejects.toThrow(/twice/);
+    const rows = await sql.writeLeasedManyPostgres(db.autocommit!, writes, at);
+    expect(rows.map((r) => r && [r.id, r.status, r.errorMessage])).toEqual([
+      [claims[0]!.keyword.id, CrawlStatus.COMPLETED, ""],
+      null,
+      [claims[2]!.keyword.id, CrawlStatus.FAILED, "boom"],
+    ]);
+    const after = await counts();
+    expect(after.events).toBe(before.events + 2);
+    const untouched = await db.reader.keyword.findUniqueOrThrow({ where: { id: claims[1]!.keyword.id } });
+    expect([untouched.status, untouched.version]).toEqual([CrawlStatus.CRAWLING, claims[1]!.keyword.version]);
   });
 });

@@ -233,28 +233,17 @@ function assertBlind(writes: LeasedWrite[]) {
 }
 
 /**
- * PostgreSQL: leased writes (LeasedWrite) in ONE statement. `all` (the batch mutations): all
- * or nothing — every keyword must be CRAWLING today under its item's token (and appear once), else
- * the statement fails with division_by_zero (see isCasFailure) and the caller reads and decides
- * instead. `each` (independent requests written together): an item whose lease does not hold is
- * left out and answered null, the others are written; a keyword must appear once. Events and the
- * day's counters follow from the rows the UPDATE returns. Only status, heartbeatAt and
- * errorMessage may be patched (the blind columns). `out[i]` answers `writes[i]`.
+ * PostgreSQL: leased writes (LeasedWrite) in ONE statement, of independent requests: an item whose
+ * lease does not hold is left out and answered null, the others are written; a keyword must appear
+ * once. Events and the day's counters follow from the rows the UPDATE returns. Only status,
+ * heartbeatAt and errorMessage may be patched (the blind columns). `out[i]` answers `writes[i]`.
  */
-export async function writeLeasedManyPostgres(
-  tx: SqlTx,
-  writes: LeasedWrite[],
-  at: { now: Date; today: string },
-  mode: "all" | "each" = "all",
-): Promise<(Keyword | null)[]> {
+export async function writeLeasedManyPostgres(tx: SqlTx, writes: LeasedWrite[], at: { now: Date; today: string }): Promise<(Keyword | null)[]> {
   assertBlind(writes);
-  if (mode === "each" && new Set(writes.map((w) => w.id)).size !== writes.length) throw new Error("a keyword written twice in one statement");
-  // all: the effects only when every lease held (the statement fails otherwise)
-  const held = mode === "all" ? Prisma.sql`(SELECT "n" FROM n) = ${writes.length}::int` : Prisma.sql`true`;
-  const check = mode === "all" ? Prisma.sql`CASE WHEN n."n" <> ${writes.length}::int THEN 1 / (n."n" - n."n") ELSE 0 END` : Prisma.sql`0`;
+  if (new Set(writes.map((w) => w.id)).size !== writes.length) throw new Error("a keyword written twice in one statement");
   const crawling = status("postgres", "CRAWLING" as CrawlStatus);
   const has = (w: LeasedWrite, c: keyof KeywordPatch) => Object.hasOwn(w.patch, c);
-  const rows = await tx.query<Keyword & { v_i: number; v_reason: string; check: number }>(Prisma.sql`
+  const rows = await tx.query<Keyword & { v_i: number; v_reason: string }>(Prisma.sql`
     WITH v AS (${itemRows([
       ["id", "int", writes.map((w) => w.id)],
       ["token", "text", writes.map((w) => w.leaseToken)],
@@ -274,24 +263,23 @@ export async function writeLeasedManyPostgres(
         -- the lease's other conditions, written so that no index serves them: each row by its id
         AND (k."status" = 'CRAWLING' AND k."crawlDate" = ${at.today}) IS TRUE
       RETURNING k.*, v."reason" AS "v_reason", v."i"::int AS "v_i"),
-    n AS (SELECT count(*)::int AS "n" FROM u),
     e AS (
       INSERT INTO "CrawlEvent" ("keywordId", "sourceId", "crawlDate", "from", "to", "reason", "crawlerId", "at")
       SELECT u."id", u."sourceId", ${at.today}, ${crawling}, u."status", u."v_reason", u."crawlerId", ${at.now}::timestamp
-        FROM u WHERE u."status" <> ${crawling} AND ${held}
+        FROM u WHERE u."status" <> ${crawling}
        ORDER BY u."v_i"),
     c AS (
       INSERT INTO "CrawlCounter" ("sourceId", "crawlDate", "status", "shard", "keywords", "jobsFound", "pagesCrawled")
       SELECT u."sourceId", ${at.today}, d."status", u."id" % ${Prisma.raw(String(COUNTER_SHARDS))}, sum(d."k"), sum(d."j"), sum(d."p")
         FROM u CROSS JOIN LATERAL (VALUES (${crawling}, -1, -u."jobsFound", -u."pagesCrawled"), (u."status", 1, u."jobsFound", u."pagesCrawled"))
              AS d ("status", "k", "j", "p")
-       WHERE u."status" <> ${crawling} AND ${held}
+       WHERE u."status" <> ${crawling}
        GROUP BY u."sourceId", d."status", u."id" % ${Prisma.raw(String(COUNTER_SHARDS))}
        ORDER BY u."sourceId" COLLATE "C", d."status"::text COLLATE "C", 4
       ${COUNTER_UPSERT})
-    SELECT u.*, ${check} AS "check" FROM n LEFT JOIN u ON true ORDER BY u."v_i"`);
+    SELECT * FROM u`);
   const out: (Keyword | null)[] = writes.map(() => null);
-  for (const { v_i, v_reason: _r, check: _c, ...k } of rows) if (v_i !== null) out[v_i - 1] = k as Keyword;
+  for (const { v_i, v_reason: _r, ...k } of rows) out[v_i - 1] = k as Keyword;
   return out;
 }
 

@@ -50,8 +50,12 @@ export type ChangeListener = (change: CrawlChange) => void;
 /** A coalesced write's answer to a keyword's second event of a turn: ask again (next turn). */
 const AGAIN = Symbol("again");
 
-/** A claim of more keywords than this is not written together with others (claimTogether). */
-const COALESCE_CLAIM_LIMIT = 32;
+/**
+ * A claim of more keywords than this is not held for the turn's others (claimTogether): its
+ * statement's cost is spread over its keywords already, and big statements in lockstep would leave
+ * the database's other connections idle.
+ */
+const COALESCE_CLAIM_LIMIT = 4;
 /** CAS retries before giving up; only concurrent writers to the same keyword cause a retry. */
 const MAX_ATTEMPTS = 8;
 /** Keywords changed per transaction by the sweeps, so a big sweep never holds the lock long. */
@@ -335,7 +339,14 @@ export class CrawlStore {
     }
   }
 
-  private readonly writeLeasedTogether = coalesce(async (items: readonly LeasedEvent[]): Promise<(Keyword | null | typeof AGAIN)[]> => {
+  private readonly writeLeasedTogether = coalesce((items: readonly LeasedEvent[]) => this.writeLeasedNow(items));
+
+  /**
+   * PostgreSQL: leased events written in one statement (sql.writeLeasedManyPostgres); `out[i]`
+   * answers `items[i]`: the keyword after, null when it is not written blind (see writeLeased), or
+   * AGAIN for a keyword's second event (to be asked once the first is written).
+   */
+  private async writeLeasedNow(items: readonly LeasedEvent[]): Promise<(Keyword | null | typeof AGAIN)[]> {
     const now = this.calendar.now();
     const today = this.calendar.today();
     const at = { now, today };
@@ -354,7 +365,7 @@ export class CrawlStore {
     if (!writes.length) return out;
     let rows: (Keyword | null)[];
     try {
-      rows = await sql.writeLeasedManyPostgres(this.db.autocommit!, writes, at, "each");
+      rows = await sql.writeLeasedManyPostgres(this.db.autocommit!, writes, at);
     } catch (e) {
       if (isDeadlock(e)) return out;
       throw e;
@@ -362,7 +373,7 @@ export class CrawlStore {
     this.emitLeased(rows, writes);
     rows.forEach((row, k) => (out[slots[k]!] = row));
     return out;
-  });
+  }
 
   /** Tell subscribers what leased writes did (rows: what the statement returned, null: not written). */
   private emitLeased(rows: (Keyword | null)[], writes: sql.LeasedWrite[]) {
@@ -519,17 +530,27 @@ export class CrawlStore {
   }
 
   /** Several completions in one transaction; per-item keyword or error (see complete). */
-  async completeMany(inputs: CompleteInput[]) {
-    return (await this.transitionManyLeased(inputs, completeEvent)) ?? this.transitionMany(inputs, (input, _kw, at) => completeEvent(input, at));
+  async completeMany(inputs: CompleteInput[]): Promise<BatchResult[]> {
+    const slow = (items: CompleteInput[]) => this.transitionMany(items, (input, _kw, at) => completeEvent(input, at));
+    if (!this.db.autocommit) return (await this.transitionManyLeased(inputs, completeEvent)) ?? slow(inputs);
+    // PostgreSQL: the batch's leased writes in one statement (a batch is big enough on its own: not
+    // held for the turn's others); the items not written — lease not held, a keyword's second
+    // item — are then read and decided together, in input order, after the written ones.
+    const done = await this.writeLeasedNow(
+      inputs.map((input) => ({ keywordId: input.keywordId, leaseToken: input.leaseToken, makeEvent: (_kw, at) => completeEvent(input, at) })),
+    );
+    const fast = done.map((k) => (k === AGAIN ? null : k));
+    const rest = await slow(inputs.filter((_, i) => !fast[i]));
+    let next = 0;
+    return inputs.map((input, i) => (fast[i] ? { keywordId: input.keywordId, keyword: fast[i] } : rest[next++]!));
   }
 
   /**
-   * A batch of events on leased keywords written without reading them first, all or nothing: each
-   * item decided on the state its lease guarantees (see transitionLeased), one UPDATE whose WHERE
-   * is every item's lease, events and counters from the rows it returns. PostgreSQL: one statement;
-   * SQLite: one transaction. Null (nothing written) unless every item is decided blind and every
-   * keyword holds its lease: the caller then reads and decides (replays, LEASE_LOST, a keyword
-   * twice, …).
+   * SQLite: a batch of events on leased keywords written without reading them first, all or
+   * nothing, in one transaction: each item decided on the state its lease guarantees (see
+   * writeLeased), one UPDATE whose WHERE is every item's lease, events and counters from the rows
+   * it returns. Null (nothing written) unless every item is decided blind and every keyword holds
+   * its lease: the caller then reads and decides (replays, LEASE_LOST, a keyword twice, …).
    */
   private async transitionManyLeased<I extends { keywordId: number; leaseToken: string }>(
     items: I[],
@@ -544,17 +565,6 @@ export class CrawlStore {
       const d = decideLeased(item.leaseToken, today, (assumed) => makeEvent(item, at, assumed));
       if (!d) return null;
       writes.push({ id: item.keywordId, leaseToken: item.leaseToken, patch: d.patch, to: d.to, reason: d.reason });
-    }
-    if (this.db.autocommit) {
-      let rows: (Keyword | null)[];
-      try {
-        rows = await sql.writeLeasedManyPostgres(this.db.autocommit, writes, at);
-      } catch (e) {
-        if (sql.isCasFailure(e) || isDeadlock(e)) return null;
-        throw e;
-      }
-      this.emitLeased(rows, writes);
-      return rows.map((row) => ({ keywordId: row!.id, keyword: row! }));
     }
     const logs = new Map<string, Journal>();
     const logOf = (sourceId: string) => {
