@@ -115,6 +115,7 @@ export async function buildApp(options: BuildAppOptions = {}): Promise<App> {
     metrics.record(change);
     void bus.publish("crawlChanged", change);
   });
+  store.onCoalesce((kind, requests) => metrics.recordCoalesced(kind, requests));
   const changes = bus.subscribe("crawlChanged");
   void (async () => {
     for await (const change of changes) {

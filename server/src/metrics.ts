@@ -58,6 +58,13 @@ export class Metrics {
     buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
     registers: [this.registry],
   });
+  private coalesced = new Histogram({
+    name: "crawl_coalesced_requests",
+    help: "PostgreSQL: requests written by one statement — the page reports, the leased completions/heartbeats/releases, or one source's small claims that arrived in the same event-loop turn.",
+    labelNames: ["kind"] as const,
+    buckets: [1, 2, 4, 8, 16, 32, 64],
+    registers: [this.registry],
+  });
   readonly operations = new Histogram({
     name: "graphql_operation_duration_seconds",
     help: "GraphQL operations over HTTP, by root field (e.g. claimKeywords).",
@@ -119,6 +126,11 @@ export class Metrics {
       if (t.reason === "stale" || t.reason === "rollover") this.swept.inc({ job: t.reason, source: change.sourceId });
     }
     if (change.pageReports) this.pageReports.inc({ source: change.sourceId }, change.pageReports);
+  }
+
+  /** One coalesced statement of the crawl store (PostgreSQL) and the requests it served. */
+  recordCoalesced(kind: string, requests: number): void {
+    this.coalesced.observe({ kind }, requests);
   }
 
   /** A scheduled job's run: its outcome and how many keywords it changed. */

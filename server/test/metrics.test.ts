@@ -1,9 +1,9 @@
 // /metrics exposes what the state machine did, in Prometheus text format.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ClaimKeywordsDocument, ReportPageProgressDocument } from "../../spiders/src/gql/graphql.ts";
-import { ageHeartbeat, startServer, type TestServer } from "./harness.ts";
+import { ageHeartbeat, cities, startServer, type TestServer } from "./harness.ts";
 import { spawnServer } from "./process.ts";
-import { createTestDatabase } from "./databases.ts";
+import { createTestDatabase, testProviders } from "./databases.ts";
 
 describe("/metrics", () => {
   let s: TestServer;
@@ -54,6 +54,36 @@ describe("/metrics", () => {
     expect(text).toContain('graphql_ws_operations{field="crawlStatusDistribution"} 1');
     expect(text).toContain("graphql_ws_subscriptions 1");
     for (const f of stop) f();
+  });
+});
+
+describe.each((await testProviders()).filter((p) => p === "postgres"))("/metrics on %s", (provider) => {
+  let s: TestServer;
+  beforeAll(async () => {
+    s = await startServer(provider);
+  });
+  afterAll(() => s?.close());
+
+  it("shows how many requests each coalesced statement served", async () => {
+    await s.importKeywords("boss", cities(8), ["Rust"]);
+    // Eight claims at once, then their first pages at once.
+    const claims = await Promise.all(
+      Array.from({ length: 8 }, (_, i) => s.ok(ClaimKeywordsDocument, { source: "boss", crawlerId: `c${i}`, limit: 1 }, s.tokens.spider)),
+    );
+    await Promise.all(
+      claims.map(({ claimKeywords: [c] }) =>
+        s.ok(ReportPageProgressDocument, { input: { keywordId: c!.keyword.id, leaseToken: c!.leaseToken, page: 1, jobsFound: 1 } }, s.tokens.spider),
+      ),
+    );
+    const text = await (await fetch(s.app.url("/metrics"))).text();
+    const sum = (kind: string) => Number(text.match(new RegExp(`crawl_coalesced_requests_sum\\{kind="${kind}"\\} (\\d+)`))?.[1]);
+    const count = (kind: string) => Number(text.match(new RegExp(`crawl_coalesced_requests_count\\{kind="${kind}"\\} (\\d+)`))?.[1]);
+    // Every request counted once; how many statements served them depends on how the requests
+    // fell into turns (server/test/coalesced-writes.test.ts pins that down at the store).
+    expect(sum("claims")).toBe(8);
+    expect(sum("page_reports")).toBe(8);
+    expect(count("claims")).toBeGreaterThanOrEqual(1);
+    expect(count("page_reports")).toBeGreaterThanOrEqual(1);
   });
 });
 

@@ -46,6 +46,8 @@ function journal(sourceId: string): Required<Omit<CrawlChange, "all">> & { count
 type Journal = ReturnType<typeof journal>;
 
 export type ChangeListener = (change: CrawlChange) => void;
+/** What one coalesced statement wrote (PostgreSQL): its kind and how many requests it served. */
+export type CoalesceListener = (kind: "page_reports" | "leased" | "claims", requests: number) => void;
 
 /** A coalesced write's answer to a keyword's second event of a turn: ask again (next turn). */
 const AGAIN = Symbol("again");
@@ -167,6 +169,7 @@ const completeEvent = (input: CompleteInput, at: { now: Date; today: string }): 
 
 export class CrawlStore {
   private listeners = new Set<ChangeListener>();
+  private coalesceListeners = new Set<CoalesceListener>();
 
   constructor(
     private readonly db: Database,
@@ -176,6 +179,16 @@ export class CrawlStore {
   onChange(listener: ChangeListener): () => void {
     this.listeners.add(listener);
     return () => this.listeners.delete(listener);
+  }
+
+  /** PostgreSQL: hear how many requests each coalesced statement served (for /metrics). */
+  onCoalesce(listener: CoalesceListener): () => void {
+    this.coalesceListeners.add(listener);
+    return () => this.coalesceListeners.delete(listener);
+  }
+
+  private coalesced(kind: Parameters<CoalesceListener>[0], requests: number) {
+    for (const l of this.coalesceListeners) l(kind, requests);
   }
 
   private emit(change: CrawlChange) {
@@ -339,7 +352,10 @@ export class CrawlStore {
     }
   }
 
-  private readonly writeLeasedTogether = coalesce((items: readonly LeasedEvent[]) => this.writeLeasedNow(items));
+  private readonly writeLeasedTogether = coalesce((items: readonly LeasedEvent[]) => {
+    this.coalesced("leased", items.length);
+    return this.writeLeasedNow(items);
+  });
 
   /**
    * PostgreSQL: leased events written in one statement (sql.writeLeasedManyPostgres); `out[i]`
@@ -661,6 +677,7 @@ export class CrawlStore {
     const out: (Claim[] | Error)[] = new Array(reqs.length);
     await Promise.all(
       [...groups.values()].map(async (group) => {
+        this.coalesced("claims", group.length);
         try {
           const claims = await this.claimGroup(reqs[group[0]!]!.sourceId, group.map((i) => reqs[i]!));
           group.forEach((i, k) => (out[i] = claims[k]!));
@@ -750,6 +767,7 @@ export class CrawlStore {
       slots.push(i);
     });
     if (!reports.length) return out;
+    this.coalesced("page_reports", reports.length);
     let rows: (Keyword | null)[];
     try {
       rows = await sql.writeProgressPostgres(this.db.autocommit!, reports, { now, today });
