@@ -60,7 +60,7 @@ export class Metrics {
   });
   private coalesced = new Histogram({
     name: "crawl_coalesced_requests",
-    help: "PostgreSQL: requests written by one statement — the page reports, the leased completions/heartbeats/releases, or one source's small claims that arrived in the same event-loop turn.",
+    help: "Requests written together: on PostgreSQL by one statement (the page reports, the leased completions/heartbeats/releases, or one source's small claims that arrived in the same event-loop turn); on SQLite one source's claims of a turn in one transaction.",
     labelNames: ["kind"] as const,
     buckets: [1, 2, 4, 8, 16, 32, 64],
     registers: [this.registry],
@@ -128,7 +128,7 @@ export class Metrics {
     if (change.pageReports) this.pageReports.inc({ source: change.sourceId }, change.pageReports);
   }
 
-  /** One coalesced statement of the crawl store (PostgreSQL) and the requests it served. */
+  /** One coalesced write of the crawl store and the requests it served. */
   recordCoalesced(kind: string, requests: number): void {
     this.coalesced.observe({ kind }, requests);
   }

@@ -46,7 +46,7 @@ function journal(sourceId: string): Required<Omit<CrawlChange, "all">> & { count
 type Journal = ReturnType<typeof journal>;
 
 export type ChangeListener = (change: CrawlChange) => void;
-/** What one coalesced statement wrote (PostgreSQL): its kind and how many requests it served. */
+/** What one coalesced write did: its kind and how many requests it served (claims: both databases; the rest: PostgreSQL). */
 export type CoalesceListener = (kind: "page_reports" | "leased" | "claims", requests: number) => void;
 
 /** A coalesced write's answer to a keyword's second event of a turn: ask again (next turn). */
@@ -181,7 +181,7 @@ export class CrawlStore {
     return () => this.listeners.delete(listener);
   }
 
-  /** PostgreSQL: hear how many requests each coalesced statement served (for /metrics). */
+  /** Hear how many requests each coalesced write served (for /metrics). */
   onCoalesce(listener: CoalesceListener): () => void {
     this.coalesceListeners.add(listener);
     return () => this.coalesceListeners.delete(listener);
@@ -621,52 +621,66 @@ export class CrawlStore {
    * Claim up to `limit` keywords of a source, atomically: PARTIAL first (resume), then FAILED with
    * retries left, then fresh keywords, least recently requested first.
    */
-  async claim(sourceId: string, crawlerId: string, limit: number): Promise<Claim[]> {
-    if (this.db.autocommit) return this.claimTogether({ sourceId, crawlerId, limit });
+  claim(sourceId: string, crawlerId: string, limit: number): Promise<Claim[]> {
+    return this.claimTogether({ sourceId, crawlerId, limit });
+  }
+
+  /**
+   * SQLite: claims of one source in one transaction (joining the writer's group commit): the
+   * candidates in priority order, read for all the requests at once, dealt out in request order,
+   * each request its `limit`. Reads again while a read may hold more: a candidate finished on the
+   * spot (no pages left) fills no claim.
+   */
+  private async claimGroupSqlite(sourceId: string, reqs: readonly ClaimRequest[]): Promise<Claim[][]> {
     const now = this.calendar.now();
     const today = this.calendar.today();
     const todayStart = this.calendar.startOf(today);
     const log = journal(sourceId);
-    const claims = await this.db.transaction(async (tx) => {
+    const out = reqs.map((): Claim[] => []);
+    const want = reqs.map((r) => r.limit);
+    await this.db.transaction(async (tx) => {
       const source = await sql.loadSource(tx, sourceId);
       if (!source) throw notFound(`source "${sourceId}" does not exist`);
-      if (!source.enabled) return [];
-      const claims: Claim[] = [];
+      if (!source.enabled) return;
       // Candidates seen in this claim; the next read skips them.
       const skip = new Set<number>();
+      // The request the next claimed keyword goes to: the first with slots left.
+      let j = 0;
       /** Lease what a read found; true when it may hold more (it returned all it was asked for). */
-      const take = async (read: (want: number) => Promise<Keyword[]>) => {
-        const want = limit - claims.length;
-        if (want <= 0) return false;
-        const rows = await read(want);
+      const take = async (read: (n: number) => Promise<Keyword[]>) => {
+        const n = want.reduce((sum, x) => sum + x, 0);
+        if (n <= 0) return false;
+        const rows = await read(n);
         const writes: Planned[] = [];
         for (const kw of rows) {
           skip.add(kw.id);
+          while (want[j] === 0) j++;
+          const { crawlerId } = reqs[j]!;
           const leaseToken = newLeaseToken();
           const d = decide(kw, source, { type: "CLAIM", crawlerId, leaseToken, now, today });
           const w = d.ok ? this.plan(kw, d, crawlerId, today, now) : null;
           if (!d.ok || !w) continue;
           writes.push(w);
-          if (d.to === CrawlStatus.CRAWLING) claims.push({ keyword: w.after, leaseToken, startPage: d.startPage!, resumed: d.resumed! });
+          if (d.to !== CrawlStatus.CRAWLING) continue;
+          out[j]!.push({ keyword: w.after, leaseToken, startPage: d.startPage!, resumed: d.resumed! });
+          want[j]!--;
         }
         await this.applyAll(tx, writes, { now, today }, () => log);
-        return rows.length === want;
+        return rows.length === n;
       };
-      // (SQLite: PostgreSQL claims in claimAutocommit.) Read again while a read may hold more: a
-      // candidate finished on the spot (no pages left) does not fill the claim.
       for (const pick of sql.CLAIM_ORDER) {
-        while (await take((want) => sql.claimCandidates(tx, this.db.provider, source, { today, todayStart }, pick, want, [...skip])));
+        while (await take((n) => sql.claimCandidates(tx, this.db.provider, source, { today, todayStart }, pick, n, [...skip])));
       }
       await this.settle(tx, log);
-      return claims;
     });
     if (log.keywordIds.length) this.emit(log);
-    return claims;
+    return out;
   }
 
   /**
-   * PostgreSQL: the claims of one turn (coalesce.ts), one statement per source (claimGroup); a big
-   * claim (more than COALESCE_CLAIM_LIMIT keywords) goes alone.
+   * The claims of one turn (coalesce.ts), written together per source — on PostgreSQL one
+   * statement (claimGroup), on SQLite one transaction (claimGroupSqlite); a big claim (more than
+   * COALESCE_CLAIM_LIMIT keywords) goes alone.
    */
   private readonly claimTogether = coalesce(async (reqs: readonly ClaimRequest[]): Promise<(Claim[] | Error)[]> => {
     const groups = new Map<string, number[]>();
@@ -679,7 +693,9 @@ export class CrawlStore {
       [...groups.values()].map(async (group) => {
         this.coalesced("claims", group.length);
         try {
-          const claims = await this.claimGroup(reqs[group[0]!]!.sourceId, group.map((i) => reqs[i]!));
+          const sourceId = reqs[group[0]!]!.sourceId;
+          const members = group.map((i) => reqs[i]!);
+          const claims = await (this.db.autocommit ? this.claimGroup(sourceId, members) : this.claimGroupSqlite(sourceId, members));
           group.forEach((i, k) => (out[i] = claims[k]!));
         } catch (e) {
           for (const i of group) out[i] = e as Error;
