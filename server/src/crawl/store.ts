@@ -151,6 +151,12 @@ export interface BatchResult {
 }
 
 const errorOf = (e: { message: string; extensions: Record<string, unknown> }) => ({ code: String(e.extensions.code), message: e.message });
+/** A batch item's answer as the single path gives it: the keyword, or its refusal as the typed error. */
+const answerOf = (r: BatchResult): Keyword | Error =>
+  r.keyword ??
+  (r.error!.code === ErrorCode.NOT_FOUND
+    ? notFound(r.error!.message)
+    : apiError(r.error!.code as ErrorCode, r.error!.message, { keywordId: String(r.keywordId) }));
 
 const progressEvent = (input: ProgressInput, at: { now: Date; today: string }, previousJobsOnPage: number | null): CrawlEventInput => ({
   type: "PROGRESS",
@@ -282,14 +288,8 @@ export class CrawlStore {
       const done = await this.writeLeased({ keywordId, leaseToken: opts.lease, makeEvent });
       if (done) return done;
     }
-    if (!this.db.autocommit && opts.lease !== undefined) {
-      // SQLite: the same blind write, as a batch of one.
-      const lease = opts.lease;
-      const done = await this.transitionManyLeased([{ keywordId, leaseToken: lease }], (_item, at, assumed) =>
-        makeEvent(assumed, at, null),
-      );
-      if (done) return done[0]!.keyword!;
-    }
+    // SQLite: the same blind write, with the turn's other leased events in one transaction.
+    if (!this.db.autocommit && opts.lease !== undefined) return this.leasedTogetherSqlite({ keywordId, leaseToken: opts.lease, makeEvent });
     if (this.db.autocommit) {
       const done = await this.transitionAutocommit(this.db.autocommit, keywordId, makeEvent, opts);
       if (done) return done;
@@ -540,6 +540,27 @@ export class CrawlStore {
     return results;
   }
 
+  /**
+   * SQLite: the page reports of one turn (coalesce.ts) as one batch, each answered on its own —
+   * the keyword after, or its refusal thrown as the single path throws it.
+   */
+  private readonly progressTogetherSqlite = coalesce(async (inputs: readonly ProgressInput[]) =>
+    (await this.reportPagesProgress([...inputs])).map(answerOf),
+  );
+
+  /**
+   * SQLite: the leased events (complete, fail, release, heartbeat) of one turn: written blind
+   * together when every lease holds (transitionManyLeased), else read and decided together in
+   * input order (transitionMany); each answered on its own.
+   */
+  private readonly leasedTogetherSqlite = coalesce(async (items: readonly LeasedEvent[]) => {
+    const batch = [...items];
+    const done =
+      (await this.transitionManyLeased(batch, (item, at, assumed) => item.makeEvent(assumed, at, null))) ??
+      (await this.transitionMany(batch, (item, kw, at, previousJobsOnPage) => item.makeEvent(kw, at, previousJobsOnPage)));
+    return done.map(answerOf);
+  });
+
   /** Several page reports in one transaction; per-item keyword or error (see reportPageProgress). */
   reportPagesProgress(inputs: ProgressInput[]) {
     return this.transitionMany(inputs, (input, _kw, at, previousJobsOnPage) => progressEvent(input, at, previousJobsOnPage), (i) => i.page);
@@ -744,10 +765,10 @@ export class CrawlStore {
   }
 
   async reportPageProgress(input: ProgressInput) {
-    if (this.db.autocommit) {
-      const done = await this.writeProgress(input);
-      if (done) return done;
-    }
+    // SQLite: with the turn's other page reports, as a batch (one read of every keyword, one write).
+    if (!this.db.autocommit) return this.progressTogetherSqlite(input);
+    const done = await this.writeProgress(input);
+    if (done) return done;
     return this.transition(input.keywordId, (_kw, at, previousJobsOnPage) => progressEvent(input, at, previousJobsOnPage), { page: input.page });
   }
 
