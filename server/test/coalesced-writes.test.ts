@@ -78,6 +78,19 @@ describe.each(await testProviders())("coalesced writes on %s", (provider) => {
     expect(refused.map((r) => r.status === "rejected" && (r.reason as { extensions: { code: string } }).extensions.code)).toEqual(["NOT_FOUND", "NOT_FOUND"]);
   });
 
+  it("big claims of one turn (SQLite: together; PostgreSQL: each alone): each its limit, none shared", async () => {
+    const got = await Promise.all([10, 7, 12].map((n, i) => store.claim("qcwy", `big-${i}`, n)));
+    expect(got.map((c) => c.length)).toEqual([10, 7, 12]);
+    const ids = got.flat().map((c) => c.keyword.id);
+    expect(new Set(ids).size).toBe(ids.length);
+    const rows = await db.reader.keyword.findMany({ where: { id: { in: ids } } });
+    got.forEach((claims, i) => {
+      for (const c of claims) expect(rows.find((r) => r.id === c.keyword.id)!.crawlerId).toBe(`big-${i}`);
+    });
+    const { fromCounters, fromRows } = await distribution();
+    expect(fromCounters).toEqual(fromRows);
+  });
+
   it("page reports of one turn: each keyword's pages in order, refusals alone, counters as the rows say", async () => {
     const claims = await store.claim("qcwy", "pages", 10);
     const before = statements;

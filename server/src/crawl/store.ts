@@ -53,9 +53,9 @@ export type CoalesceListener = (kind: "page_reports" | "leased" | "claims", requ
 const AGAIN = Symbol("again");
 
 /**
- * A claim of more keywords than this is not held for the turn's others (claimTogether): its
- * statement's cost is spread over its keywords already, and big statements in lockstep would leave
- * the database's other connections idle.
+ * PostgreSQL: a claim of more keywords than this is not held for the turn's others (claimTogether):
+ * its statement's cost is spread over its keywords already, and big statements in lockstep would
+ * leave the database's other connections idle. (SQLite has one writer: every claim joins.)
  */
 const COALESCE_CLAIM_LIMIT = 4;
 /** CAS retries before giving up; only concurrent writers to the same keyword cause a retry. */
@@ -700,13 +700,13 @@ export class CrawlStore {
 
   /**
    * The claims of one turn (coalesce.ts), written together per source — on PostgreSQL one
-   * statement (claimGroup), on SQLite one transaction (claimGroupSqlite); a big claim (more than
-   * COALESCE_CLAIM_LIMIT keywords) goes alone.
+   * statement (claimGroup), on SQLite one transaction (claimGroupSqlite); on PostgreSQL a big
+   * claim (more than COALESCE_CLAIM_LIMIT keywords) goes alone.
    */
   private readonly claimTogether = coalesce(async (reqs: readonly ClaimRequest[]): Promise<(Claim[] | Error)[]> => {
     const groups = new Map<string, number[]>();
     reqs.forEach((r, i) => {
-      const key = r.limit > COALESCE_CLAIM_LIMIT ? `${i}\0${r.sourceId}` : r.sourceId;
+      const key = this.db.autocommit && r.limit > COALESCE_CLAIM_LIMIT ? `${i}\0${r.sourceId}` : r.sourceId;
       groups.set(key, [...(groups.get(key) ?? []), i]);
     });
     const out: (Claim[] | Error)[] = new Array(reqs.length);
