@@ -45,12 +45,29 @@ function journal(sourceId: string): Required<Omit<CrawlChange, "all">> & { count
 }
 type Journal = ReturnType<typeof journal>;
 
-export type ChangeListener = (change: CrawlChange) => void;
-/** What one coalesced write did: its kind and how many requests it served (claims: both databases; the rest: PostgreSQL). */
-export type CoalesceListener = (kind: "page_reports" | "leased" | "claims", requests: number) => void;
+/** A journal per source, made on first use: a batch may touch keywords of several sources. */
+class Journals extends Map<string, Journal> {
+  of(sourceId: string): Journal {
+    let log = this.get(sourceId);
+    if (!log) this.set(sourceId, (log = journal(sourceId)));
+    return log;
+  }
+}
 
 /** A coalesced write's answer to a keyword's second event of a turn: ask again (next turn). */
 const AGAIN = Symbol("again");
+
+/** Ask a coalesced write until it answers something other than AGAIN (a keyword's later event of a turn). */
+async function untilAnswered<I, O>(write: (item: I) => Promise<O | typeof AGAIN>, item: I): Promise<O> {
+  for (;;) {
+    const done = await write(item);
+    if (done !== AGAIN) return done;
+  }
+}
+
+export type ChangeListener = (change: CrawlChange) => void;
+/** What one coalesced write did: its kind and how many requests it served (claims: both databases; the rest: PostgreSQL). */
+export type CoalesceListener = (kind: "page_reports" | "leased" | "claims", requests: number) => void;
 
 /**
  * PostgreSQL: a claim of more keywords than this is not held for the turn's others (claimTogether):
@@ -345,11 +362,8 @@ export class CrawlStore {
    * turn are written by one statement (coalesce.ts), each answered on its own; a keyword's second
    * event of a turn goes with the next turn's, after the first is written.
    */
-  private async writeLeased(item: LeasedEvent): Promise<Keyword | null> {
-    for (;;) {
-      const done = await this.writeLeasedTogether(item);
-      if (done !== AGAIN) return done;
-    }
+  private writeLeased(item: LeasedEvent): Promise<Keyword | null> {
+    return untilAnswered(this.writeLeasedTogether, item);
   }
 
   private readonly writeLeasedTogether = coalesce((items: readonly LeasedEvent[]) => {
@@ -393,11 +407,10 @@ export class CrawlStore {
 
   /** Tell subscribers what leased writes did (rows: what the statement returned, null: not written). */
   private emitLeased(rows: (Keyword | null)[], writes: sql.LeasedWrite[]) {
-    const logs = new Map<string, Journal>();
+    const logs = new Journals();
     rows.forEach((row, i) => {
       if (!row) return;
-      let log = logs.get(row.sourceId);
-      if (!log) logs.set(row.sourceId, (log = journal(row.sourceId)));
+      const log = logs.of(row.sourceId);
       log.keywordIds.push(row.id);
       const w = writes[i]!;
       if (w.to !== CrawlStatus.CRAWLING) log.transitions.push({ from: CrawlStatus.CRAWLING, to: w.to, reason: w.reason, crawlerId: row.crawlerId });
@@ -455,12 +468,8 @@ export class CrawlStore {
       if (w) writes.push(w);
       return out.push({ keywordId: item.keywordId, keyword: w ? w.after : l.keyword });
     });
-    const logs = new Map<string, Journal>();
-    for (const w of writes) {
-      let log = logs.get(w.before.sourceId);
-      if (!log) logs.set(w.before.sourceId, (log = journal(w.before.sourceId)));
-      this.record(log, w);
-    }
+    const logs = new Journals();
+    for (const w of writes) this.record(logs.of(w.before.sourceId), w);
     if (writes.length) {
       const counters = [...logs.values()].map((log) => ({ sourceId: log.sourceId, deltas: mergeDeltas(log.counters) }));
       try {
@@ -491,15 +500,11 @@ export class CrawlStore {
     }
     const now = this.calendar.now();
     const today = this.calendar.today();
-    const logs = new Map<string, Journal>();
+    const logs = new Journals();
     const results = await this.db.transaction(async (tx) => {
       if (this.db.provider === "postgres") await sql.lockKeywords(tx, items.map((i) => i.keywordId));
       const out: BatchResult[] = [];
-      const logOf = (w: Planned) => {
-        let log = logs.get(w.before.sourceId);
-        if (!log) logs.set(w.before.sourceId, (log = journal(w.before.sourceId)));
-        return log;
-      };
+      const logOf = (w: Planned) => logs.of(w.before.sourceId);
       // Writes wait to go together; an item on a keyword with a pending write first writes them,
       // so it is decided on what the items before it did.
       let pending: Planned[] = [];
@@ -603,12 +608,7 @@ export class CrawlStore {
       if (!d) return null;
       writes.push({ id: item.keywordId, leaseToken: item.leaseToken, patch: d.patch, to: d.to, reason: d.reason });
     }
-    const logs = new Map<string, Journal>();
-    const logOf = (sourceId: string) => {
-      let log = logs.get(sourceId);
-      if (!log) logs.set(sourceId, (log = journal(sourceId)));
-      return log;
-    };
+    const logs = new Journals();
     const missed = new Error("a lease does not hold");
     let rows: Keyword[];
     try {
@@ -626,7 +626,7 @@ export class CrawlStore {
           };
         });
         await sql.writeEffectsSqlite(tx, planned, at);
-        for (const w of planned) this.record(logOf(w.before.sourceId), w);
+        for (const w of planned) this.record(logs.of(w.before.sourceId), w);
         for (const log of logs.values()) await this.settle(tx, log);
         return planned.map((w) => w.after);
       });
@@ -707,7 +707,9 @@ export class CrawlStore {
     const groups = new Map<string, number[]>();
     reqs.forEach((r, i) => {
       const key = this.db.autocommit && r.limit > COALESCE_CLAIM_LIMIT ? `${i}\0${r.sourceId}` : r.sourceId;
-      groups.set(key, [...(groups.get(key) ?? []), i]);
+      const group = groups.get(key);
+      if (group) group.push(i);
+      else groups.set(key, [i]);
     });
     const out: (Claim[] | Error)[] = new Array(reqs.length);
     await Promise.all(
@@ -780,11 +782,8 @@ export class CrawlStore {
    * and answers with the rule's code. A keyword's second report of a turn goes with the next turn's,
    * after the first is written.
    */
-  private async writeProgress(input: ProgressInput): Promise<Keyword | null> {
-    for (;;) {
-      const done = await this.writeProgressTogether(input);
-      if (done !== AGAIN) return done;
-    }
+  private writeProgress(input: ProgressInput): Promise<Keyword | null> {
+    return untilAnswered(this.writeProgressTogether, input);
   }
 
   private readonly writeProgressTogether = coalesce(async (inputs: readonly ProgressInput[]): Promise<(Keyword | null | typeof AGAIN)[]> => {
@@ -812,12 +811,11 @@ export class CrawlStore {
       if (isDeadlock(e)) return out;
       throw e;
     }
-    const logs = new Map<string, Journal>();
+    const logs = new Journals();
     rows.forEach((row, k) => {
       if (!row) return;
       out[slots[k]!] = row;
-      let log = logs.get(row.sourceId);
-      if (!log) logs.set(row.sourceId, (log = journal(row.sourceId)));
+      const log = logs.of(row.sourceId);
       log.keywordIds.push(row.id);
       log.pageReports++;
       if (row.status === CrawlStatus.COMPLETED) log.transitions.push({ from: CrawlStatus.CRAWLING, to: CrawlStatus.COMPLETED, reason: "last page", crawlerId: row.crawlerId });
