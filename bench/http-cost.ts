@@ -1,10 +1,11 @@
 // npm run bench:http [-- --db sqlite|postgres] [--n 3000] [--rounds 1] [--fields spider]
-//                      [--only bare,cycles,store,claims,reports] [--prof <dir>]
+//                      [--only bare,cycles,store,claims,reports,batch] [--prof <dir>]
 // What HTTP + GraphQL cost per request for the spider's mutations. The server (and a bare Yoga
 // no-op server beside it) run in this process; the load generator runs in a child process, so the
 // CPU time per request measured here is the server's alone, steadier than wall time on a shared box.
 // Phases: claim (limit 1) → complete at C=1, claims and page reports at C=32, and the same claim →
-// complete through the store in-process (the storage floor). With --rounds R > 1 the phases run R
+// complete through the store in-process (the storage floor); `batch`: claim (limit 32) → complete
+// 32 at C=8, as npm run bench's batched figure (per keyword). With --rounds R > 1 the phases run R
 // times and the best of rounds 2…R is printed last (round 1 warms the JIT). --prof writes a V8 CPU
 // profile of each phase (open in Chrome DevTools). Never asserts a speed.
 import { fork } from "node:child_process";
@@ -33,6 +34,7 @@ const CLAIM = `mutation($c: String!, $n: Int!) { claimKeywords(source: "qcwy", c
 const REPORT = `mutation($i: ReportPageProgressInput!) { reportPageProgress(input: $i) { ${KEYWORD} } }`;
 const COMPLETE = `mutation($i: ReportCrawlCompleteInput!) { reportCrawlComplete(input: $i) { ${KEYWORD} } }`;
 const NOOP = `mutation($n: Int) { noop(n: $n) }`;
+const COMPLETES = `mutation($i: [ReportCrawlCompleteInput!]!) { reportCrawlsComplete(inputs: $i) { keywordId error { code } } }`;
 
 async function run(total: number, c: number, op: (i: number) => Promise<void>) {
   let next = 0;
@@ -57,6 +59,11 @@ if (process.argv.includes("--client")) {
       const c = (await post(p.url, p.token, CLAIM, { c: `bench-${i % 32}`, n: 1 })).claimKeywords[0];
       leases.push({ id: c.keyword.id, lease: c.leaseToken });
     })),
+    batch: (p) => run(p.n / 32, 8, async (i) => {
+      const ks: { keyword: { id: string }; leaseToken: string }[] = (await post(p.url, p.token, CLAIM, { c: `batch-${i % 8}`, n: 32 })).claimKeywords;
+      const done = (await post(p.url, p.token, COMPLETES, { i: ks.map((k) => ({ keywordId: k.keyword.id, leaseToken: k.leaseToken, status: "COMPLETED" })) })).reportCrawlsComplete;
+      if (done.some((r: { error?: unknown }) => r.error)) throw new Error(`batch refused: ${JSON.stringify(done.slice(0, 2))}`);
+    }),
     reports: (p) => run(p.n, 32, async (i) => {
       const l = leases[i % leases.length]!;
       const page = Math.floor(i / leases.length) + 1;
@@ -73,7 +80,7 @@ if (process.argv.includes("--client")) {
   const { CrawlStatus } = await import("../server/src/crawl/rules.ts");
   const { createTestDatabase } = await import("../server/test/databases.ts");
   const provider = arg("db", "sqlite") as "sqlite" | "postgres";
-  const only = arg("only", "bare,cycles,store,claims,reports").split(",");
+  const only = arg("only", "bare,cycles,store,claims,reports,batch").split(",");
   const profileDir = arg("prof", "");
   const session = profileDir ? new Session() : undefined;
   if (session) {
@@ -122,7 +129,7 @@ if (process.argv.includes("--client")) {
   const app = await buildApp({ config: { DATABASE_URL: db.url, LOG_LEVEL: "silent" }, logger: pino({ level: "silent" }), scheduler: false });
   await app.start(0, "127.0.0.1");
   const url = app.url();
-  await importKeywords(app.services.database, "qcwy", crossProduct(Array.from({ length: ROUNDS * 2 * N + 600 }, (_, i) => `city${i}`), ["bench"]));
+  await importKeywords(app.services.database, "qcwy", crossProduct(Array.from({ length: ROUNDS * 3 * N + 600 }, (_, i) => `city${i}`), ["bench"]));
   const { token } = await createToken(app.services.database, Role.SPIDER, "bench");
   await ask({ name: "warm", url, token, n: 200 });
   for (round = 0; round < ROUNDS; round++) {
@@ -140,6 +147,16 @@ if (process.argv.includes("--client")) {
       await measure(`claims, HTTP, C=32 (${provider})`, N / 2, () => ask({ name: "claims", url, token, n: N / 2 }));
     }
     if (only.includes("reports")) await measure(`page reports, HTTP, C=32 (${provider})`, N, () => ask({ name: "reports", url, token, n: N }));
+    if (only.includes("batch")) {
+      await measure(`batched keywords, HTTP, C=8 × 32 (${provider})`, N, () => ask({ name: "batch", url, token, n: N }));
+      const store = app.services.store;
+      await measure(`batched keywords, in-process, C=8 × 32`, N, () =>
+        run(N / 32, 8, async (i) => {
+          const ks = await store.claim("qcwy", `store-batch-${i % 8}`, 32);
+          await store.completeMany(ks.map((k) => ({ keywordId: k.keyword.id, leaseToken: k.leaseToken, status: CrawlStatus.COMPLETED })));
+        }),
+      );
+    }
   }
   if (ROUNDS > 1) {
     console.log(`best of rounds 2–${ROUNDS}:`);

@@ -17,6 +17,8 @@ describe.each(await testProviders())("coalesced writes on %s", (provider) => {
   let store: CrawlStore;
   /** Statements the store sent on PostgreSQL's autocommit connection. */
   let statements = 0;
+  /** Write transactions the store opened. */
+  let transactions = 0;
   const calendar = new CrawlCalendar(systemClock, "Asia/Shanghai");
   beforeAll(async () => {
     ({ tdb, db } = await preparedTestDatabase(provider));
@@ -25,6 +27,8 @@ describe.each(await testProviders())("coalesced writes on %s", (provider) => {
       const query = run.query.bind(run);
       run.query = (sql) => (statements++, query(sql));
     }
+    const transaction = db.transaction.bind(db);
+    db.transaction = (fn) => (transactions++, transaction(fn));
     store = new CrawlStore(db, calendar);
     await importKeywords(db, "qcwy", crossProduct(Array.from({ length: 120 }, (_, i) => `c${i}`), ["x"]));
   });
@@ -168,6 +172,55 @@ describe.each(await testProviders())("coalesced writes on %s", (provider) => {
         [7, CrawlStatus.COMPLETED, "ends"],
       ].sort(),
     );
+    const { fromCounters, fromRows } = await distribution();
+    expect(fromCounters).toEqual(fromRows);
+  });
+
+  it("batch completions and single events of one turn: each item answered as the rules say (SQLite: together)", async () => {
+    const claims = await store.claim("qcwy", "mixed", 6);
+    const [a, b, c, d, e, f] = claims.map((x) => ({ keywordId: x.keyword.id, leaseToken: x.leaseToken }));
+    const lastEvent = (await db.reader.crawlEvent.aggregate({ _max: { id: true } }))._max.id ?? 0;
+    const before = transactions;
+    const [first, single, beat, second] = await Promise.all([
+      store.completeMany([
+        { ...a!, status: CrawlStatus.COMPLETED },
+        { ...b!, status: CrawlStatus.FAILED, errorMessage: "boom" },
+        { ...c!, leaseToken: "not-it", status: CrawlStatus.COMPLETED },
+      ]),
+      // the batch's completion of a, again on its own: a replay
+      store.complete({ ...a!, status: CrawlStatus.COMPLETED }),
+      store.heartbeat(d!.keywordId, d!.leaseToken),
+      store.completeMany([{ ...e!, status: CrawlStatus.COMPLETED }, { ...f!, status: CrawlStatus.COMPLETED }]),
+    ]);
+    // SQLite: one transaction for the four requests — the turn read and decided in arrival order
+    // (not written blind: a is in it twice).
+    if (!db.autocommit) expect(transactions - before).toBe(1);
+    expect(first.map((r) => r.keyword?.status ?? r.error?.code)).toEqual([CrawlStatus.COMPLETED, CrawlStatus.FAILED, "LEASE_LOST"]);
+    expect(first.map((r) => r.keywordId)).toEqual([a!.keywordId, b!.keywordId, c!.keywordId]);
+    expect(single.status).toBe(CrawlStatus.COMPLETED);
+    expect(single.version).toBe(first[0]!.keyword!.version);
+    expect(beat.status).toBe(CrawlStatus.CRAWLING);
+    expect(second.map((r) => r.keyword?.status)).toEqual([CrawlStatus.COMPLETED, CrawlStatus.COMPLETED]);
+    const events = await db.reader.crawlEvent.findMany({ where: { id: { gt: lastEvent } } });
+    expect(events.map((ev) => [claims.findIndex((x) => x.keyword.id === ev.keywordId), ev.to]).sort()).toEqual(
+      [[0, CrawlStatus.COMPLETED], [1, CrawlStatus.FAILED], [4, CrawlStatus.COMPLETED], [5, CrawlStatus.COMPLETED]].sort(),
+    );
+    const { fromCounters, fromRows } = await distribution();
+    expect(fromCounters).toEqual(fromRows);
+  });
+
+  it("batch completions and single events of one turn, every lease held: written blind together", async () => {
+    const claims = await store.claim("qcwy", "blind", 4);
+    const [a, b, c, d] = claims.map((x) => ({ keywordId: x.keyword.id, leaseToken: x.leaseToken }));
+    const before = transactions;
+    const [batch, single, beat] = await Promise.all([
+      store.completeMany([{ ...a!, status: CrawlStatus.COMPLETED }, { ...b!, status: CrawlStatus.FAILED, errorMessage: "x" }]),
+      store.complete({ ...c!, status: CrawlStatus.COMPLETED }),
+      store.heartbeat(d!.keywordId, d!.leaseToken),
+    ]);
+    if (!db.autocommit) expect(transactions - before).toBe(1);
+    expect(batch.map((r) => r.keyword?.status)).toEqual([CrawlStatus.COMPLETED, CrawlStatus.FAILED]);
+    expect([single.status, beat.status]).toEqual([CrawlStatus.COMPLETED, CrawlStatus.CRAWLING]);
     const { fromCounters, fromRows } = await distribution();
     expect(fromCounters).toEqual(fromRows);
   });

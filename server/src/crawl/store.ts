@@ -306,7 +306,12 @@ export class CrawlStore {
       if (done) return done;
     }
     // SQLite: the same blind write, with the turn's other leased events in one transaction.
-    if (!this.db.autocommit && opts.lease !== undefined) return this.leasedTogetherSqlite({ keywordId, leaseToken: opts.lease, makeEvent });
+    if (!this.db.autocommit && opts.lease !== undefined) {
+      const [done] = await this.leasedTogetherSqlite([{ keywordId, leaseToken: opts.lease, makeEvent }]);
+      const answer = answerOf(done!);
+      if (answer instanceof Error) throw answer;
+      return answer;
+    }
     if (this.db.autocommit) {
       const done = await this.transitionAutocommit(this.db.autocommit, keywordId, makeEvent, opts);
       if (done) return done;
@@ -554,16 +559,18 @@ export class CrawlStore {
   );
 
   /**
-   * SQLite: the leased events (complete, fail, release, heartbeat) of one turn: written blind
-   * together when every lease holds (transitionManyLeased), else read and decided together in
-   * input order (transitionMany); each answered on its own.
+   * SQLite: the leased events (complete, fail, release, heartbeat) of one turn — single requests
+   * and whole batches (completeMany) alike — in one transaction: written blind together when every
+   * lease holds (transitionManyLeased), else read and decided together in arrival order
+   * (transitionMany); each request answered with its own items' results.
    */
-  private readonly leasedTogetherSqlite = coalesce(async (items: readonly LeasedEvent[]) => {
-    const batch = [...items];
+  private readonly leasedTogetherSqlite = coalesce(async (units: readonly LeasedEvent[][]) => {
+    const batch = units.flat();
     const done =
       (await this.transitionManyLeased(batch, (item, at, assumed) => item.makeEvent(assumed, at, null))) ??
       (await this.transitionMany(batch, (item, kw, at, previousJobsOnPage) => item.makeEvent(kw, at, previousJobsOnPage)));
-    return done.map(answerOf);
+    let next = 0;
+    return units.map((unit) => done.slice(next, (next += unit.length)));
   });
 
   /** Several page reports in one transaction; per-item keyword or error (see reportPageProgress). */
@@ -574,7 +581,10 @@ export class CrawlStore {
   /** Several completions in one transaction; per-item keyword or error (see complete). */
   async completeMany(inputs: CompleteInput[]): Promise<BatchResult[]> {
     const slow = (items: CompleteInput[]) => this.transitionMany(items, (input, _kw, at) => completeEvent(input, at));
-    if (!this.db.autocommit) return (await this.transitionManyLeased(inputs, completeEvent)) ?? slow(inputs);
+    // SQLite: with the turn's other leased events, in one transaction.
+    if (!this.db.autocommit) {
+      return this.leasedTogetherSqlite(inputs.map((input) => ({ keywordId: input.keywordId, leaseToken: input.leaseToken, makeEvent: (_kw, at) => completeEvent(input, at) })));
+    }
     // PostgreSQL: the batch's leased writes in one statement (a batch is big enough on its own: not
     // held for the turn's others); the items not written — lease not held, a keyword's second
     // item — are then read and decided together, in input order, after the written ones.
