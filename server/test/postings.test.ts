@@ -1,7 +1,7 @@
 // submitJobPostings and jobPostings through the real server, on both databases: the lease rules
 // of a page report, deduplication by (source, externalId), idempotent replays, and postings that
 // agree with jobsFound.
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import {
   ClaimKeywordsDocument,
   JobPostingsDocument,
@@ -68,6 +68,16 @@ describe.each(await testProviders())("postings on %s", (provider) => {
     await s.importKeywords("zhilian", ["北京"], ["前端"]);
     const z = await claimOne("zhilian");
     expect((await submit(z.keyword.id, z.leaseToken, 1, [posting("j1")])).data?.submitJobPostings.created).toBe(1);
+
+    // keywordsSeen: distinct keywords per posting, every posting of the page in one query.
+    const groupBy = vi.spyOn(s.app.services.database.reader.postingSighting, "groupBy");
+    try {
+      const page = await s.ok(JobPostingsDocument, { source: "boss", first: 10 });
+      expect(page.jobPostings.edges.map((e) => [e.node.externalId, e.node.keywordsSeen])).toEqual([["j1", 1], ["j2", 2], ["j3", 2], ["j4", 1]]);
+      expect(groupBy).toHaveBeenCalledTimes(1);
+    } finally {
+      groupBy.mockRestore();
+    }
   });
 
   it("a replayed page replaces its postings; jobsFound = the keyword's sightings", async () => {

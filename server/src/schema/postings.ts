@@ -1,5 +1,7 @@
 // Job postings: spiders submit each page's postings under their lease; analysts page through them.
+import DataLoader from "dataloader";
 import { z } from "zod";
+import type { Context } from "../context.ts";
 import { submitJobPostings } from "../postings/submit.ts";
 import { builder } from "./builder.ts";
 import { city, idInt, leaseToken, parseInput, search, sourceId, text } from "./validate.ts";
@@ -23,11 +25,26 @@ builder.prismaObject("JobPosting", {
     lastSeenAt: t.expose("lastSeenAt", { type: "DateTime" }),
     keywordsSeen: t.int({
       description: "Distinct keywords whose pages listed this posting (any day).",
-      resolve: async (p, _a, ctx) =>
-        (await ctx.db.postingSighting.groupBy({ by: ["keywordId"], where: { postingId: p.id } })).length,
+      resolve: (p, _a, ctx) => keywordsSeen(ctx).load(p.id),
     }),
   }),
 });
+
+/** keywordsSeen of every posting a request resolves, in one query (one loader per request). */
+const seenLoaders = new WeakMap<Context, DataLoader<number, number>>();
+function keywordsSeen(ctx: Context) {
+  let loader = seenLoaders.get(ctx);
+  if (!loader) {
+    loader = new DataLoader(async (ids: readonly number[]) => {
+      const pairs = await ctx.db.postingSighting.groupBy({ by: ["postingId", "keywordId"], where: { postingId: { in: [...ids] } } });
+      const n = new Map<number, number>();
+      for (const { postingId } of pairs) n.set(postingId, (n.get(postingId) ?? 0) + 1);
+      return ids.map((id) => n.get(id) ?? 0);
+    });
+    seenLoaders.set(ctx, loader);
+  }
+  return loader;
+}
 
 const JobPostingInput = builder.inputType("JobPostingInput", {
   fields: (t) => ({
