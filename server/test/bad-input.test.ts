@@ -72,6 +72,10 @@ describe.each(await testProviders())("bad input on %s", (provider) => {
     ["stats date in the wrong format", `query($d: Date) { stats(source: "boss", date: $d) { total } }`, () => ({ d: "29/11/2026" }), "BAD_USER_INPUT"],
     ["an id beyond the 32-bit range", `query { keyword(id: "99999999999") { id } }`, () => ({}), "BAD_USER_INPUT"],
     ["keyword with a malformed id", `query { keyword(id: "1; DROP TABLE") { id } }`, () => ({}), "BAD_USER_INPUT"],
+    // found by npm run chaos's fuzzer: an id with spaces around it was read as the id
+    ["an id with a trailing space", `query { keyword(id: "1 ") { id } }`, () => ({}), "BAD_USER_INPUT"],
+    ["an id with a leading tab", `query { keyword(id: "\\t1") { id } }`, () => ({}), "BAD_USER_INPUT"],
+    ["a mutation's id with a space", `mutation { resetKeyword(id: " 1") { id } }`, () => ({}), "BAD_USER_INPUT"],
     ["over-long search", `query($q: String) { keywords(search: $q) { totalCount } }`, () => ({ q: "q".repeat(101) }), "BAD_USER_INPUT"],
     ["a page size over the maximum", `query { keywords(first: 100000) { totalCount } }`, () => ({}), "BAD_USER_INPUT"],
     ["a variable of the wrong type", REPORT, () => report({ page: "two" }), "BAD_USER_INPUT"],

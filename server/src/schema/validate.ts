@@ -13,10 +13,10 @@ export function parseInput<S extends z.ZodType>(schema: S, value: unknown): z.in
 /** Keyword ids are 32-bit on PostgreSQL: a larger one can only be a client error. */
 const MAX_ID = 2_147_483_647;
 
-/** A database id given as GraphQL ID. */
+/** A database id given as GraphQL ID: digits only (" 1" is not an id). */
 export const idInt = z
   .union([z.string(), z.number()])
-  .transform((v) => String(v).trim())
+  .transform((v) => String(v))
   .refine((v) => /^[1-9]\d{0,9}$/.test(v) && Number(v) <= MAX_ID, "must be a positive integer id")
   .transform(Number);
 
