@@ -88,7 +88,7 @@ describe.each(await testProviders())("claim agrees with the rules on %s", (provi
             );
           }
           // Today's counters as the store would have them for these rows.
-          const seed = mergeDeltas(before.flatMap((k) => counterDeltas({ ...k, status: CrawlStatus.IDLE, crawlDate: null }, k, today)));
+          const seed = mergeDeltas(before.flatMap((k) => counterDeltas({ ...k, status: CrawlStatus.IDLE, crawlDate: null }, k, today)), 0);
           await db.transaction((tx) => sql.addToCounters(tx, provider, sourceId, seed));
 
           // What the rules say, in the claim's priority order.

@@ -4,7 +4,7 @@
 // names are constants from this file; every value is a bound parameter.
 import { type Keyword, Prisma, type Source } from "../../../generated/sqlite/client.ts";
 import { enumParam, type Provider, type SqlTx } from "../db/client.ts";
-import { COUNTER_SHARDS, type CounterDelta } from "./counters.ts";
+import { type CounterDelta, counterShard } from "./counters.ts";
 import type { CrawlStatus, KeywordPatch } from "./rules.ts";
 
 const status = (provider: Provider, value: CrawlStatus) => enumParam(provider, "CrawlStatus", value);
@@ -151,7 +151,6 @@ export async function writeProgressPostgres(tx: SqlTx, reports: LeasedProgress[]
   if (new Set(reports.map((r) => r.id)).size !== reports.length) throw new Error("a keyword reported twice in one statement");
   const crawling = status("postgres", "CRAWLING" as CrawlStatus);
   const completed = status("postgres", "COMPLETED" as CrawlStatus);
-  const shards = Prisma.raw(String(COUNTER_SHARDS));
   const rows = await tx.query<Keyword & { o_jobs: number; o_pages: number; v_i: number; v_page: number; v_jobs: number }>(Prisma.sql`
     WITH v AS (${itemRows([
       ["id", "int", reports.map((r) => r.id)],
@@ -196,13 +195,13 @@ export async function writeProgressPostgres(tx: SqlTx, reports: LeasedProgress[]
         FROM u WHERE u."status" = ${completed} ORDER BY u."v_i"),
     c AS (
       INSERT INTO "CrawlCounter" ("sourceId", "crawlDate", "status", "shard", "keywords", "jobsFound", "pagesCrawled")
-      SELECT u."sourceId", ${at.today}, d."status", u."id" % ${shards}, sum(d."k")::int, sum(d."j")::int, sum(d."p")::int
+      SELECT u."sourceId", ${at.today}, d."status", ${counterShard()}::int, sum(d."k")::int, sum(d."j")::int, sum(d."p")::int
         FROM u CROSS JOIN LATERAL (VALUES (${crawling}, -1, -u."o_jobs", -u."o_pages"), (u."status", 1, u."jobsFound", u."pagesCrawled"))
              AS d ("status", "k", "j", "p")
-       GROUP BY u."sourceId", d."status", u."id" % ${shards}
+       GROUP BY u."sourceId", d."status"
       HAVING sum(d."k") <> 0 OR sum(d."j") <> 0 OR sum(d."p") <> 0
        -- counter rows locked in one order by every statement, so two never wait on each other
-       ORDER BY u."sourceId" COLLATE "C", d."status"::text COLLATE "C", 4
+       ORDER BY u."sourceId" COLLATE "C", d."status"::text COLLATE "C"
       ${COUNTER_UPSERT})
     SELECT * FROM u`);
   const out: (Keyword | null)[] = reports.map(() => null);
@@ -270,12 +269,12 @@ export async function writeLeasedManyPostgres(tx: SqlTx, writes: LeasedWrite[], 
        ORDER BY u."v_i"),
     c AS (
       INSERT INTO "CrawlCounter" ("sourceId", "crawlDate", "status", "shard", "keywords", "jobsFound", "pagesCrawled")
-      SELECT u."sourceId", ${at.today}, d."status", u."id" % ${Prisma.raw(String(COUNTER_SHARDS))}, sum(d."k"), sum(d."j"), sum(d."p")
+      SELECT u."sourceId", ${at.today}, d."status", ${counterShard()}::int, sum(d."k"), sum(d."j"), sum(d."p")
         FROM u CROSS JOIN LATERAL (VALUES (${crawling}, -1, -u."jobsFound", -u."pagesCrawled"), (u."status", 1, u."jobsFound", u."pagesCrawled"))
              AS d ("status", "k", "j", "p")
        WHERE u."status" <> ${crawling}
-       GROUP BY u."sourceId", d."status", u."id" % ${Prisma.raw(String(COUNTER_SHARDS))}
-       ORDER BY u."sourceId" COLLATE "C", d."status"::text COLLATE "C", 4
+       GROUP BY u."sourceId", d."status"
+       ORDER BY u."sourceId" COLLATE "C", d."status"::text COLLATE "C"
       ${COUNTER_UPSERT})
     SELECT * FROM u`);
   const out: (Keyword | null)[] = writes.map(() => null);
@@ -690,14 +689,14 @@ export async function claimPostgres(
         FROM u ORDER BY u."rn"),
     c AS (
       INSERT INTO "CrawlCounter" ("sourceId", "crawlDate", "status", "shard", "keywords", "jobsFound", "pagesCrawled")
-      SELECT ${q.sourceId}, ${q.today}, d."status", d."shard", sum(d."k")::int, sum(d."j")::int, sum(d."p")::int FROM (
-          SELECT u."fromStatus" AS "status", u."id" % ${Prisma.raw(String(COUNTER_SHARDS))} AS "shard", -1 AS "k", -u."fromJobs" AS "j", -u."fromPages" AS "p"
+      SELECT ${q.sourceId}, ${q.today}, d."status", ${counterShard()}::int, sum(d."k")::int, sum(d."j")::int, sum(d."p")::int FROM (
+          SELECT u."fromStatus" AS "status", -1 AS "k", -u."fromJobs" AS "j", -u."fromPages" AS "p"
             FROM u WHERE u."fromStatus" <> 'IDLE'
           UNION ALL
-          SELECT u."status", u."id" % ${Prisma.raw(String(COUNTER_SHARDS))}, 1, u."jobsFound", u."pagesCrawled" FROM u) d
-       GROUP BY d."status", d."shard"
+          SELECT u."status", 1, u."jobsFound", u."pagesCrawled" FROM u) d
+       GROUP BY d."status"
       HAVING sum(d."k") <> 0 OR sum(d."j") <> 0 OR sum(d."p") <> 0
-       ORDER BY d."status"::text COLLATE "C", d."shard"
+       ORDER BY d."status"::text COLLATE "C"
       ${COUNTER_UPSERT})
     SELECT * FROM u ORDER BY u."rn"`);
 }

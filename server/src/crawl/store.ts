@@ -8,7 +8,7 @@ import { type Keyword, Prisma, type Source } from "../../../generated/sqlite/cli
 import { apiError, ErrorCode, notFound } from "../errors.ts";
 import type { CrawlCalendar } from "./crawl-day.ts";
 import { type Accepted, type CrawlEventInput, CrawlStatus, decide, type KeywordPatch, type KeywordState } from "./rules.ts";
-import { type CounterDelta, counterDeltas, mergeDeltas } from "./counters.ts";
+import { type KeywordDelta, counterDeltas, counterShard, mergeDeltas } from "./counters.ts";
 import * as sql from "./sql.ts";
 import { coalesce } from "./coalesce.ts";
 
@@ -40,7 +40,7 @@ export interface CrawlChange {
 }
 
 /** Collects what a transaction wrote; emitted only after it commits. */
-function journal(sourceId: string): Required<Omit<CrawlChange, "all">> & { counters: CounterDelta[] } {
+function journal(sourceId: string): Required<Omit<CrawlChange, "all">> & { counters: KeywordDelta[] } {
   return { sourceId, keywordIds: [], transitions: [], pageReports: 0, counters: [] };
 }
 type Journal = ReturnType<typeof journal>;
@@ -129,7 +129,7 @@ function decideLeased(leaseToken: string, today: string, event: (assumed: Keywor
 }
 
 /** A keyword write planned from a decision, with what it does to today's counters. */
-type Planned = sql.KeywordWrite & { after: Keyword; patch: KeywordPatch; deltas: CounterDelta[] };
+type Planned = sql.KeywordWrite & { after: Keyword; patch: KeywordPatch; deltas: KeywordDelta[] };
 
 /** PostgreSQL's deadlock_detected: two batches locked the same rows in different orders. */
 const isDeadlock = (e: unknown) => (e as { code?: string }).code === "40P01";
@@ -267,7 +267,7 @@ export class CrawlStore {
 
   /** PostgreSQL: one keyword's write in one statement, with its counters when `withCounters`. */
   private writeOnePostgres(tx: SqlTx, w: Planned, withCounters: boolean, at: { now: Date; today: string }) {
-    const counters = withCounters ? { sourceId: w.before.sourceId, deltas: mergeDeltas(w.deltas) } : null;
+    const counters = withCounters ? { sourceId: w.before.sourceId, deltas: mergeDeltas(w.deltas, counterShard()) } : null;
     return w.dropPageReports
       ? sql.writeKeywordsPostgres(tx, [w], counters ? [counters] : [], at, false)
       : sql.writeKeywordPostgres(tx, w, counters, at);
@@ -289,7 +289,7 @@ export class CrawlStore {
 
   /** The last statement of every transaction: today's counters follow its keyword writes. */
   private settle(tx: SqlTx, log: Journal) {
-    return sql.addToCounters(tx, this.db.provider, log.sourceId, mergeDeltas(log.counters));
+    return sql.addToCounters(tx, this.db.provider, log.sourceId, mergeDeltas(log.counters, counterShard()));
   }
 
   /**
@@ -476,7 +476,8 @@ export class CrawlStore {
     const logs = new Journals();
     for (const w of writes) this.record(logs.of(w.before.sourceId), w);
     if (writes.length) {
-      const counters = [...logs.values()].map((log) => ({ sourceId: log.sourceId, deltas: mergeDeltas(log.counters) }));
+      const shard = counterShard();
+    const counters = [...logs.values()].map((log) => ({ sourceId: log.sourceId, deltas: mergeDeltas(log.counters, shard) }));
       try {
         await sql.writeKeywordsPostgres(run, writes, counters, { now, today }, true);
       } catch (e) {
