@@ -167,19 +167,19 @@ function checkLease(state: KeywordState, token: string, status: CrawlStatus): Re
   return refuse(ErrorCode.INVALID_TRANSITION, `keyword is ${status}, not CRAWLING`);
 }
 
+function accepted(from: CrawlStatus, to: CrawlStatus, patch: KeywordPatch, reason: string, extra?: Partial<Accepted>): Accepted {
+  const d: Accepted = { ok: true, from, to, patch: { ...patch, status: to }, reason };
+  return extra ? Object.assign(d, extra) : d;
+}
+
+/** An idempotent replay (a retried request whose first answer was lost): nothing is written. */
+const replayed = (from: CrawlStatus): Accepted => ({ ok: true, from, to: from, patch: {}, reason: "replay" });
+
 /** Decide what `event` does to a keyword in `state`. */
 export function decide(state: KeywordState, source: SourceRules, event: CrawlEventInput): Decision {
   const from = effectiveStatus(state, event.today);
-  const accept = (to: CrawlStatus, patch: KeywordPatch, reason: string, extra: Partial<Accepted> = {}): Accepted => ({
-    ok: true,
-    from,
-    to,
-    patch: { ...patch, status: to },
-    reason,
-    ...extra,
-  });
-  // An idempotent replay (a retried request whose first answer was lost): nothing is written.
-  const replay = (): Accepted => ({ ok: true, from, to: from, patch: {}, reason: "replay" });
+  // (accepted / replayed are module functions, not closures made at every call: decide runs for
+  // every keyword written.)
 
   switch (event.type) {
     case "CLAIM": {
@@ -191,7 +191,7 @@ export function decide(state: KeywordState, source: SourceRules, event: CrawlEve
       };
       if (from === CrawlStatus.IDLE) {
         // A fresh claim starts the day over: counters belong to the crawl day.
-        return accept(
+        return accepted(from, 
           CrawlStatus.CRAWLING,
           {
             ...lease,
@@ -211,11 +211,11 @@ export function decide(state: KeywordState, source: SourceRules, event: CrawlEve
       if (from === CrawlStatus.PARTIAL || (from === CrawlStatus.FAILED && hasRetriesLeft(state, source))) {
         // maxPages may have been lowered since: with nothing left to fetch, finish instead of leasing.
         if (state.lastCompletedPage >= lastPage(state.totalPages, source.maxPages)) {
-          return accept(CrawlStatus.COMPLETED, { heartbeatAt: event.now }, "no pages left");
+          return accepted(from, CrawlStatus.COMPLETED, { heartbeatAt: event.now }, "no pages left");
         }
         const startPage = state.lastCompletedPage + 1;
         const retry = from === CrawlStatus.FAILED;
-        return accept(
+        return accepted(from, 
           CrawlStatus.CRAWLING,
           { ...lease, crawlStartedAt: event.now, ...(retry ? { retryCount: state.retryCount + 1 } : {}) },
           retry ? "retry" : "resume",
@@ -250,7 +250,7 @@ export function decide(state: KeywordState, source: SourceRules, event: CrawlEve
         state.leaseToken === event.leaseToken &&
         page <= state.lastCompletedPage &&
         event.previousJobsOnPage === jobsOnPage;
-      if (isReplay) return replay();
+      if (isReplay) return replayed(from);
       const leaseError = checkLease(state, event.leaseToken, from);
       if (leaseError) return leaseError;
 
@@ -265,33 +265,33 @@ export function decide(state: KeywordState, source: SourceRules, event: CrawlEve
       };
       const pageReport = { page, jobsFound: jobsOnPage };
       if (lastCompletedPage >= lastPage(known, source.maxPages)) {
-        return accept(CrawlStatus.COMPLETED, patch, "last page", { pageReport });
+        return accepted(from, CrawlStatus.COMPLETED, patch, "last page", { pageReport });
       }
-      return accept(CrawlStatus.CRAWLING, patch, "progress", { pageReport });
+      return accepted(from, CrawlStatus.CRAWLING, patch, "progress", { pageReport });
     }
 
     case "HEARTBEAT": {
       const leaseError = checkLease(state, event.leaseToken, from);
       if (leaseError) return leaseError;
-      return accept(CrawlStatus.CRAWLING, { heartbeatAt: event.now }, "heartbeat");
+      return accepted(from, CrawlStatus.CRAWLING, { heartbeatAt: event.now }, "heartbeat");
     }
 
     case "COMPLETE":
     case "FAIL": {
       const to = event.type === "COMPLETE" ? CrawlStatus.COMPLETED : CrawlStatus.FAILED;
       // The same crawler repeating its own completion (a retry after a timeout) is a no-op.
-      if (from === to && state.leaseToken === event.leaseToken) return replay();
+      if (from === to && state.leaseToken === event.leaseToken) return replayed(from);
       const leaseError = checkLease(state, event.leaseToken, from);
       if (leaseError) return leaseError;
-      if (event.type === "COMPLETE") return accept(to, { heartbeatAt: event.now }, "complete");
-      return accept(to, { heartbeatAt: event.now, errorMessage: event.errorMessage }, "fail");
+      if (event.type === "COMPLETE") return accepted(from, to, { heartbeatAt: event.now }, "complete");
+      return accepted(from, to, { heartbeatAt: event.now, errorMessage: event.errorMessage }, "fail");
     }
 
     case "RELEASE": {
-      if (from === CrawlStatus.PARTIAL && state.leaseToken === event.leaseToken) return replay();
+      if (from === CrawlStatus.PARTIAL && state.leaseToken === event.leaseToken) return replayed(from);
       const leaseError = checkLease(state, event.leaseToken, from);
       if (leaseError) return leaseError;
-      return accept(CrawlStatus.PARTIAL, { heartbeatAt: event.now }, "release");
+      return accepted(from, CrawlStatus.PARTIAL, { heartbeatAt: event.now }, "release");
     }
 
     case "STALE": {
@@ -299,7 +299,7 @@ export function decide(state: KeywordState, source: SourceRules, event: CrawlEve
       if (!isStale(state, source, event.now)) {
         return refuse(ErrorCode.INVALID_TRANSITION, "keyword has a recent heartbeat");
       }
-      return accept(CrawlStatus.PARTIAL, {}, "stale");
+      return accepted(from, CrawlStatus.PARTIAL, {}, "stale");
     }
 
     case "ROLLOVER": {
@@ -338,14 +338,14 @@ export function decide(state: KeywordState, source: SourceRules, event: CrawlEve
     case "FORCE_RELEASE": {
       if (from !== CrawlStatus.CRAWLING) return refuse(ErrorCode.INVALID_TRANSITION, `keyword is ${from}, not CRAWLING`);
       // The lease token stays: the crawler's late reports are then told LEASE_LOST.
-      return accept(CrawlStatus.PARTIAL, {}, "released by operator");
+      return accepted(from, CrawlStatus.PARTIAL, {}, "released by operator");
     }
 
     case "RETRY": {
       if (from !== CrawlStatus.FAILED) return refuse(ErrorCode.INVALID_TRANSITION, `keyword is ${from}, not FAILED`);
       // PARTIAL is claimed first and resumes after the last good page; retryCount is kept, so a
       // further failure does not earn automatic retries the source no longer allows.
-      return accept(CrawlStatus.PARTIAL, { errorMessage: "" }, "retried by operator");
+      return accepted(from, CrawlStatus.PARTIAL, { errorMessage: "" }, "retried by operator");
     }
   }
 }

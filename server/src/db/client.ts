@@ -64,6 +64,24 @@ const BUSY_GIVE_UP_MS = 10_000;
 /** Prepared statements kept per SQLite connection (statement texts are few and fixed). */
 const STATEMENT_CACHE = 256;
 
+/**
+ * A timestamp's text → Date, the costly part of reading a row. The same few texts recur (a
+ * transaction's `now` on every row it wrote, the import time of a whole batch of keywords), so
+ * their values are kept — up to `max` texts, then forgotten all at once. Each call gets a new Date.
+ */
+function memoTimes(parse: (text: string) => number, max = 4096): (text: string) => Date {
+  const seen = new Map<string, number>();
+  return (text) => {
+    let ms = seen.get(text);
+    if (ms === undefined) {
+      if (seen.size >= max) seen.clear();
+      seen.set(text, (ms = parse(text)));
+    }
+    return new Date(ms);
+  };
+}
+const sqliteDate = memoTimes(Date.parse);
+
 /** Prisma stores SQLite DateTime as ISO-8601 text with an explicit offset; so must we. */
 const sqliteValue = (v: unknown) =>
   v instanceof Date ? v.toISOString().replace("Z", "+00:00") : typeof v === "boolean" ? (v ? 1 : 0) : v === undefined ? null : v;
@@ -93,7 +111,7 @@ class SqliteConnection {
       const dates = stmt.reader ? stmt.columns().filter((c) => c.type === "DATETIME").map((c) => c.name) : [];
       const bools = stmt.reader ? stmt.columns().filter((c) => c.type === "BOOLEAN").map((c) => c.name) : [];
       const convert = (row: Record<string, unknown>) => {
-        for (const c of dates) if (typeof row[c] === "string") row[c] = new Date(row[c] as string);
+        for (const c of dates) if (typeof row[c] === "string") row[c] = sqliteDate(row[c] as string);
         for (const c of bools) if (row[c] !== null) row[c] = Boolean(row[c]);
         return row;
       };
@@ -246,9 +264,10 @@ async function openSqlite(url: string): Promise<Database> {
 
 /** PostgreSQL `timestamp` columns hold UTC wall-clock time (as Prisma writes them). */
 const TIMESTAMP = 1114;
+const pgTimestamp = memoTimes((v) => Date.parse(`${v.replace(" ", "T")}Z`));
 const pgTypes = {
   getTypeParser: ((oid: number, format?: string) =>
-    oid === TIMESTAMP ? (v: string) => new Date(`${v.replace(" ", "T")}Z`) : pg.types.getTypeParser(oid, format as never)) as typeof pg.types.getTypeParser,
+    oid === TIMESTAMP ? pgTimestamp : pg.types.getTypeParser(oid, format as never)) as typeof pg.types.getTypeParser,
 };
 const pgValue = (v: unknown) => (v instanceof Date ? v.toISOString() : v === undefined ? null : v);
 
