@@ -81,7 +81,12 @@ export class Spider {
     while (!this.stopping) {
       const free = o.concurrency - this.active.size;
       let claimed = 0;
+      // An empty claim means "nothing left" only when it was asked with none of our keywords in
+      // flight: one we were finishing meanwhile (FAILED with retries left, released) may have
+      // become claimable after the server read the candidates.
+      let askedIdle = false;
       if (free > 0) {
+        askedIdle = this.active.size === 0;
         try {
           const d = await o.client.request(ClaimKeywordsDocument, { source: o.site, crawlerId: o.crawlerId, limit: free });
           claimed = d.claimKeywords.length;
@@ -95,7 +100,10 @@ export class Spider {
         }
         this.claimFailed = false;
       }
-      if (o.once && claimed === 0 && this.active.size === 0) break;
+      if (o.once && claimed === 0 && this.active.size === 0) {
+        if (askedIdle) break;
+        continue; // asked while a keyword of ours was finishing: ask again
+      }
       if (this.active.size >= o.concurrency || claimed === 0) await this.idle(claimed === 0 && this.active.size === 0);
     }
     await Promise.allSettled([...this.active.values()].map((a) => a.done));
