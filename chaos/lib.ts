@@ -9,6 +9,12 @@ export interface ScenarioContext {
   /** Trials for the scenarios that repeat one fault (spider kills, server kills); undefined = their default. */
   trials?: number;
   db: Provider;
+  /**
+   * A shell command that restarts the PostgreSQL server under test (e.g. `pg_ctlcluster 15 main
+   * restart`): the database scenario runs it mid-load. Unset: only backends are terminated (a
+   * restart takes down every database of the cluster, others' too).
+   */
+  pgRestart?: string;
   /** Progress of the scenario's steps (a bar on a terminal, nothing elsewhere). */
   progress(total: number): { tick(n?: number): void; done(): void };
 }

@@ -1,4 +1,4 @@
-// `npm run chaos [-- --quick] [--only a,b] [--trials N] [--db sqlite|postgres] [--out file]`: the
+// `npm run chaos [-- --quick] [--only a,b] [--trials N] [--db sqlite|postgres] [--pg-restart cmd] [--out file]`: the
 // fault suite. Each scenario breaks something on purpose (kills, locks, slow clients, a fuzzer, bad
 // tokens) and checks what survived. Prints a table, writes chaos/results.json, and exits 1 when
 // anything did not survive.
@@ -35,8 +35,9 @@ const program = new Command()
   .option("--only <names>", `comma-separated scenarios: ${NAMES.join(", ")}`, names)
   .option("--trials <n>", "trials of the repeated faults (spider kills, server kills)", positive)
   .addOption(new Option("--db <provider>", "database of the servers under test").choices(["sqlite", "postgres"]).default("sqlite"))
+  .option("--pg-restart <command>", "shell command that restarts the PostgreSQL server; the database scenario runs it mid-load (e.g. 'pg_ctlcluster 15 main restart')")
   .option("--out <file>", "where to write the results", new URL("./results.json", import.meta.url).pathname)
-  .action(async (opts: { quick: boolean; only?: string[]; trials?: number; db: Provider; out: string }) => {
+  .action(async (opts: { quick: boolean; only?: string[]; trials?: number; db: Provider; pgRestart?: string; out: string }) => {
     const chosen = SCENARIOS.filter((s) => !opts.only || opts.only.includes(s.name));
     const rows: (ScenarioResult & { name: string; survivedAll: boolean; seconds: number; error?: string })[] = [];
     const started = Date.now();
@@ -45,7 +46,7 @@ const program = new Command()
       let r: ScenarioResult;
       let error: string | undefined;
       try {
-        r = await s.run({ quick: opts.quick, trials: opts.trials, db: opts.db, progress: progressFor(s.name) });
+        r = await s.run({ quick: opts.quick, trials: opts.trials, db: opts.db, pgRestart: opts.pgRestart, progress: progressFor(s.name) });
       } catch (e) {
         error = (e as Error).stack ?? String(e);
         r = { tried: "(the scenario crashed)", survived: "-", checks: 0, failures: [error.split("\n").slice(0, 3).join(" ")], details: {} };

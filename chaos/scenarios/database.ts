@@ -1,10 +1,12 @@
 // Database trouble under load, against a server process that is never restarted:
 // - SQLite: another process takes the write lock for longer than the server waits for it;
 // - PostgreSQL: every backend of the server's database is terminated (pg_terminate_backend), a few
-//   times in a row — the test database only, never a restart of the cluster other users share.
+//   times in a row — the test database only; with `--pg-restart <command>` the PostgreSQL server
+//   itself is then restarted mid-load (never by default: it takes down the whole cluster).
 // While it lasts, every failed request must get a typed error (extensions.code); reads go on where
 // the database allows; once the fault is gone, writes succeed again without a restart.
-import { spawn } from "node:child_process";
+import { exec, spawn } from "node:child_process";
+import { promisify } from "node:util";
 import pg from "pg";
 import { createToken, Role } from "../../server/src/auth/tokens.ts";
 import { crossProduct, importKeywords } from "../../server/src/keywords/import.ts";
@@ -38,7 +40,7 @@ async function terminateBackends(url: string) {
   }
 }
 
-async function run(provider: Provider, quick: boolean, c: Checks) {
+async function run(provider: Provider, quick: boolean, c: Checks, pgRestart?: string) {
   const { tdb, db } = await preparedTestDatabase(provider);
   await importKeywords(db, "qcwy", crossProduct(cities(100), ["db"]));
   const token = (await createToken(db, Role.SPIDER, "chaos")).token;
@@ -100,6 +102,11 @@ async function run(provider: Provider, quick: boolean, c: Checks) {
         await sleep(300);
       }
       fault = `pg_terminate_backend on the test database ×${rounds} (${killed} backends)`;
+      if (pgRestart) {
+        const t = Date.now();
+        await promisify(exec)(pgRestart, { timeout: 120_000 });
+        fault += `, then the PostgreSQL server restarted (\`${pgRestart}\`, ${((Date.now() - t) / 1000).toFixed(1)} s)`;
+      }
     }
     phase = "after";
     // Recovery: writes go through again, same server process.
@@ -135,7 +142,7 @@ export const database: Scenario = {
     const bar = ctx.progress(providers.length);
     for (const p of providers) {
       try {
-        lines.push(await run(p, ctx.quick, c));
+        lines.push(await run(p, ctx.quick, c, ctx.pgRestart));
       } catch (e) {
         c.ok(false, `${p}: ${(e as Error).message.split("\n")[0]}`);
       }
@@ -143,7 +150,7 @@ export const database: Scenario = {
     }
     bar.done();
     return {
-      tried: `under 8 writers + 1 reader: SQLite write lock held by another process past the server's 10 s wait; PostgreSQL backends of the test database terminated${why ? ` (PostgreSQL skipped: ${why})` : ""}`,
+      tried: `under 8 writers + 1 reader: SQLite write lock held by another process past the server's 10 s wait; PostgreSQL backends of the test database terminated${ctx.pgRestart ? ", then the PostgreSQL server restarted" : " (a restart of the server itself: --pg-restart <command>)"}${why ? ` (PostgreSQL skipped: ${why})` : ""}`,
       survived: lines.join(" / "),
       checks: c.count,
       failures: c.failures,
