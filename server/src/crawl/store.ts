@@ -477,7 +477,7 @@ export class CrawlStore {
     for (const w of writes) this.record(logs.of(w.before.sourceId), w);
     if (writes.length) {
       const shard = counterShard();
-    const counters = [...logs.values()].map((log) => ({ sourceId: log.sourceId, deltas: mergeDeltas(log.counters, shard) }));
+      const counters = [...logs.values()].map((log) => ({ sourceId: log.sourceId, deltas: mergeDeltas(log.counters, shard) }));
       try {
         await sql.writeKeywordsPostgres(run, writes, counters, { now, today }, true);
       } catch (e) {
@@ -581,19 +581,15 @@ export class CrawlStore {
 
   /** Several completions in one transaction; per-item keyword or error (see complete). */
   async completeMany(inputs: CompleteInput[]): Promise<BatchResult[]> {
-    const slow = (items: CompleteInput[]) => this.transitionMany(items, (input, _kw, at) => completeEvent(input, at));
+    const leased = inputs.map((input): LeasedEvent => ({ keywordId: input.keywordId, leaseToken: input.leaseToken, makeEvent: (_kw, at) => completeEvent(input, at) }));
     // SQLite: with the turn's other leased events, in one transaction.
-    if (!this.db.autocommit) {
-      return this.leasedTogetherSqlite(inputs.map((input) => ({ keywordId: input.keywordId, leaseToken: input.leaseToken, makeEvent: (_kw, at) => completeEvent(input, at) })));
-    }
+    if (!this.db.autocommit) return this.leasedTogetherSqlite(leased);
     // PostgreSQL: the batch's leased writes in one statement (a batch is big enough on its own: not
     // held for the turn's others); the items not written — lease not held, a keyword's second
     // item — are then read and decided together, in input order, after the written ones.
-    const done = await this.writeLeasedNow(
-      inputs.map((input) => ({ keywordId: input.keywordId, leaseToken: input.leaseToken, makeEvent: (_kw, at) => completeEvent(input, at) })),
-    );
+    const done = await this.writeLeasedNow(leased);
     const fast = done.map((k) => (k === AGAIN ? null : k));
-    const rest = await slow(inputs.filter((_, i) => !fast[i]));
+    const rest = await this.transitionMany(inputs.filter((_, i) => !fast[i]), (input, _kw, at) => completeEvent(input, at));
     let next = 0;
     return inputs.map((input, i) => (fast[i] ? { keywordId: input.keywordId, keyword: fast[i] } : rest[next++]!));
   }
