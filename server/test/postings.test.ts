@@ -80,6 +80,39 @@ describe.each(await testProviders())("postings on %s", (provider) => {
     }
   });
 
+  it("known postings seen again take no new ids (PostgreSQL's sequence is not used up by refreshes)", async () => {
+    const db = s.app.services.database;
+    const { Prisma } = await import("../../generated/sqlite/client.ts");
+    // The highest id handed out so far: the sequence's last value, or SQLite's AUTOINCREMENT record.
+    const handedOut = async () => {
+      const [row] = await db.query<{ n: number | string }>(
+        provider === "postgres"
+          ? Prisma.sql`SELECT last_value AS n FROM "JobPosting_id_seq"`
+          : Prisma.sql`SELECT seq AS n FROM sqlite_sequence WHERE name = 'JobPosting'`,
+      );
+      return Number(row!.n);
+    };
+    await s.importKeywords("boss", ["杭州"], ["测试", "运维", "产品"]);
+    const seen = ["s1", "s2", "s3", "s4", "s5"].map((id) => posting(id));
+    const a = await claimOne("boss");
+    expect((await submit(a.keyword.id, a.leaseToken, 1, seen)).data?.submitJobPostings.created).toBe(5);
+    const before = await handedOut();
+    // Three pages of two more keywords list the same five again, plus one new posting in all.
+    const b = await claimOne("boss");
+    const c = await claimOne("boss");
+    for (const page of [1, 2, 3]) {
+      expect((await submit(b.keyword.id, b.leaseToken, page, seen)).data?.submitJobPostings.created).toBe(0);
+      const extra = page === 2 ? [posting("s6")] : [];
+      const r = await submit(c.keyword.id, c.leaseToken, page, [...seen, ...extra]);
+      expect(r.data?.submitJobPostings.created).toBe(extra.length);
+    }
+    // 30 refreshes and one new posting: one id handed out (an upsert of every row took 31).
+    expect((await handedOut()) - before).toBe(1);
+    const max = await db.reader.jobPosting.aggregate({ _max: { id: true } });
+    expect(Number(max._max.id)).toBe(await handedOut());
+    for (const k of [a, b, c]) await s.ok(ReleaseKeywordDocument, { keywordId: k.keyword.id, leaseToken: k.leaseToken }, s.tokens.spider);
+  });
+
   it("a replayed page replaces its postings; jobsFound = the keyword's sightings", async () => {
     await s.importKeywords("qcwy", ["上海"], ["测试"]);
     const c = await claimOne("qcwy");

@@ -54,29 +54,41 @@ export async function submitJobPostings(
   });
 }
 
-/** Insert new postings, refresh known ones (lastSeenAt, details); returns id and novelty per externalId. */
+/**
+ * Insert new postings, refresh known ones (lastSeenAt, details); returns id and novelty per externalId.
+ * A known posting is written with its own id: an INSERT that leaves the id to its default takes a
+ * value from PostgreSQL's sequence for every row it proposes, conflicting or not — the same postings
+ * seen every day by many keywords would use up the 32-bit ids within weeks at scale, while few
+ * postings are new. A posting that appears between the read and the write (a concurrent page of the
+ * same source) still meets ON CONFLICT and is refreshed, at the cost of one sequence value.
+ */
 async function upsertPostings(tx: SqlTx, sourceId: string, postings: PostingInput[], now: Date) {
   const out = new Map<string, { id: number; created: boolean }>();
-  for (const part of chunks(postings)) {
-    const known = new Set(
-      (
-        await tx.query<{ externalId: string }>(Prisma.sql`
-          SELECT "externalId" FROM "JobPosting"
-           WHERE "sourceId" = ${sourceId} AND "externalId" IN (${Prisma.join(part.map((p) => p.externalId))})`)
-      ).map((r) => r.externalId),
-    );
-    const rows = part.map(
-      (p) => Prisma.sql`(${sourceId}, ${p.externalId}, ${p.title}, ${p.company ?? ""}, ${p.city ?? ""}, ${p.salary ?? ""},
-                         ${p.url ?? ""}, ${p.publishedAt ?? null}, ${now}, ${now})`,
-    );
-    const saved = await tx.query<{ id: number; externalId: string }>(Prisma.sql`
-      INSERT INTO "JobPosting" ("sourceId", "externalId", "title", "company", "city", "salary", "url", "publishedAt", "firstSeenAt", "lastSeenAt")
+  const values = (p: PostingInput) =>
+    Prisma.sql`${sourceId}, ${p.externalId}, ${p.title}, ${p.company ?? ""}, ${p.city ?? ""}, ${p.salary ?? ""}, ${p.url ?? ""}, ${p.publishedAt ?? null}, ${now}, ${now}`;
+  const upsert = (columns: Prisma.Sql, rows: Prisma.Sql[]) =>
+    tx.query<{ id: number; externalId: string }>(Prisma.sql`
+      INSERT INTO "JobPosting" (${columns}"sourceId", "externalId", "title", "company", "city", "salary", "url", "publishedAt", "firstSeenAt", "lastSeenAt")
       VALUES ${Prisma.join(rows)}
       ON CONFLICT ("sourceId", "externalId") DO UPDATE SET
         "title" = excluded."title", "company" = excluded."company", "city" = excluded."city", "salary" = excluded."salary",
         "url" = excluded."url", "publishedAt" = COALESCE(excluded."publishedAt", "JobPosting"."publishedAt"),
         "lastSeenAt" = excluded."lastSeenAt"
       RETURNING "id", "externalId"`);
+  for (const part of chunks(postings)) {
+    const known = new Map(
+      (
+        await tx.query<{ id: number; externalId: string }>(Prisma.sql`
+          SELECT "id", "externalId" FROM "JobPosting"
+           WHERE "sourceId" = ${sourceId} AND "externalId" IN (${Prisma.join(part.map((p) => p.externalId))})`)
+      ).map((r) => [r.externalId, Number(r.id)]),
+    );
+    const fresh = part.filter((p) => !known.has(p.externalId));
+    const seen = part.filter((p) => known.has(p.externalId));
+    const saved = [
+      ...(seen.length ? await upsert(Prisma.sql`"id", `, seen.map((p) => Prisma.sql`(${known.get(p.externalId)!}, ${values(p)})`)) : []),
+      ...(fresh.length ? await upsert(Prisma.empty, fresh.map((p) => Prisma.sql`(${values(p)})`)) : []),
+    ];
     for (const r of saved) out.set(r.externalId, { id: Number(r.id), created: !known.has(r.externalId) });
   }
   return out;
