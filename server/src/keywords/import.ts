@@ -2,7 +2,7 @@
 // Idempotent: (source, city, job) is unique, so a re-import adds only what is new.
 import { z } from "zod";
 import { Prisma } from "../../../generated/sqlite/client.ts";
-import type { Database } from "../db/client.ts";
+import type { Database, Provider, SqlTx } from "../db/client.ts";
 import { notFound } from "../errors.ts";
 import { city as cityField, job as jobField, parseInput, sourceId as sourceField } from "../schema/validate.ts";
 
@@ -23,6 +23,24 @@ const pairsInput = z.object({
   pairs: z.array(z.tuple([cityField, jobField])).max(MAX_IMPORT_PAIRS, `at most ${MAX_IMPORT_PAIRS} keywords per import`),
 });
 
+/**
+ * The pairs of `pairs` that `sourceId` has already, as "city\0job". PostgreSQL: one index lookup per
+ * pair (the LIMIT keeps the planner from a generic plan that hashes the whole source's keywords).
+ */
+async function existingPairs(tx: SqlTx, provider: Provider, sourceId: string, pairs: (readonly [string, string])[]) {
+  const rows = await tx.query<{ city: string; job: string }>(
+    provider === "postgres"
+      ? Prisma.sql`
+        SELECT k."city", k."job" FROM unnest(${pairs.map(([c]) => c)}::text[], ${pairs.map(([, j]) => j)}::text[]) AS v ("city", "job")
+        CROSS JOIN LATERAL (SELECT "city", "job" FROM "Keyword"
+                             WHERE "sourceId" = ${sourceId} AND "city" = v."city" AND "job" = v."job" LIMIT 1) k`
+      : Prisma.sql`
+        SELECT k."city", k."job" FROM (SELECT column1 AS "city", column2 AS "job" FROM (VALUES ${Prisma.join(pairs.map(([c, j]) => Prisma.sql`(${c}, ${j})`))})) AS v
+        JOIN "Keyword" k ON k."sourceId" = ${sourceId} AND k."city" = v."city" AND k."job" = v."job"`,
+  );
+  return new Set(rows.map((k) => `${k.city}\u0000${k.job}`));
+}
+
 /** Every city with every job. */
 export function crossProduct(cities: string[], jobs: string[]): [string, string][] {
   return cities.flatMap((c) => jobs.map((j) => [c, j] as [string, string]));
@@ -37,9 +55,16 @@ export async function importKeywords(db: Database, sourceId: string, pairs: [str
       if (!source.length) throw notFound(`source "${input.sourceId}" does not exist`);
       let created = 0;
       for (let i = 0; i < unique.length; i += CHUNK) {
-        const rows = unique
-          .slice(i, i + CHUNK)
+        const chunk = unique.slice(i, i + CHUNK);
+        // Only the pairs not there yet are inserted: an INSERT takes an id from the sequence
+        // (PostgreSQL) or AUTOINCREMENT record (SQLite) for every row it proposes, conflicting or
+        // not, and a keyword list re-imported every day would use up the ids for nothing.
+        const have = await existingPairs(tx, db.provider, input.sourceId, chunk);
+        const rows = chunk
+          .filter(([c, j]) => !have.has(`${c}\u0000${j}`))
           .map(([c, j]) => Prisma.sql`(${input.sourceId}, ${c}, ${j}, ${now}, ${now})`);
+        if (!rows.length) continue;
+        // ON CONFLICT: a concurrent import of the same pair.
         created += await tx.execute(Prisma.sql`
           INSERT INTO "Keyword" ("sourceId", "city", "job", "createdAt", "updatedAt")
           VALUES ${Prisma.join(rows)}
