@@ -36,4 +36,34 @@ describe.each(await testProviders())("id sequences on %s", (provider) => {
     expect(racing.reduce((n, r) => n + r.created, 0)).toBe(2);
     expect(await s.app.services.database.reader.keyword.count({ where: { sourceId: "qcwy" } })).toBe(1204);
   });
+
+  it("the transition log keeps working past 2^31 events", async () => {
+    const db = s.app.services.database;
+    // As if 2^31 transitions had been logged already.
+    await db.transaction(async (tx) => {
+      if (provider === "postgres") await tx.query(Prisma.sql`SELECT setval(pg_get_serial_sequence('"CrawlEvent"', 'id'), 2147483645)`);
+      else {
+        await tx.execute(Prisma.sql`DELETE FROM sqlite_sequence WHERE "name" = 'CrawlEvent'`);
+        await tx.execute(Prisma.sql`INSERT INTO sqlite_sequence ("name", "seq") VALUES ('CrawlEvent', 2147483645)`);
+      }
+    });
+    await s.importKeywords("boss", ["上海"], ["Java", "Go", "Rust"]);
+    for (let round = 0; round < 2; round++) {
+      const claims = (await s.ok(ClaimKeywordsDocument, { source: "boss", crawlerId: "c", limit: 3 }, s.tokens.spider)).claimKeywords;
+      expect(claims).toHaveLength(3);
+      for (const c of claims) {
+        const input = { keywordId: c.keyword.id, leaseToken: c.leaseToken, status: "FAILED", errorMessage: "blocked" } as const;
+        await s.ok(ReportCrawlCompleteDocument, { input }, s.tokens.spider);
+      }
+    }
+    expect(await handedOut("CrawlEvent")).toBeGreaterThan(2 ** 31);
+    const id = (await db.reader.keyword.findFirstOrThrow({ where: { sourceId: "boss", job: "Go" } })).id;
+    const history = (await s.ok(`query($id: ID!) { keyword(id: $id) { events { id from to } } }`, { id: String(id) })).keyword.events;
+    expect(history.map((e: { from: string; to: string }) => `${e.from}→${e.to}`)).toEqual(["CRAWLING→FAILED", "FAILED→CRAWLING", "CRAWLING→FAILED", "IDLE→CRAWLING"]);
+    // Newest first, as strings of digits, the newest past 2^31.
+    const ids = history.map((e: { id: string }) => e.id);
+    expect(ids.every((id: string) => /^\d+$/.test(id) && Number(id) > 2147483645)).toBe(true);
+    expect(Number(ids[0])).toBeGreaterThan(2 ** 31);
+    expect([...ids].sort((a, b) => Number(b) - Number(a))).toEqual(ids);
+  });
 });

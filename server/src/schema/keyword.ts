@@ -60,7 +60,8 @@ export const KeywordRef = builder.prismaObject("Keyword", {
 builder.prismaObject("CrawlEvent", {
   description: "One status transition of a keyword (append-only).",
   fields: (t) => ({
-    id: t.exposeID("id"),
+    // A bigint on PostgreSQL (64-bit ids), a number on SQLite: GraphQL's ID takes neither as is.
+    id: t.id({ resolve: (e) => String(e.id) }),
     keywordId: t.exposeID("keywordId"),
     sourceId: t.exposeID("sourceId"),
     crawlDate: t.expose("crawlDate", { type: "Date" }),
