@@ -32,6 +32,7 @@ import { openBus } from "./live/bus.ts";
 import { DistributionFeed } from "./live/distribution-feed.ts";
 import { GRAPHIQL_EXAMPLE } from "./graphiql-example.ts";
 import { dayRollover } from "./jobs/day-rollover.ts";
+import { historyPrune } from "./jobs/history-prune.ts";
 import { Scheduler } from "./jobs/scheduler.ts";
 import { staleSweep } from "./jobs/stale-sweep.ts";
 import { useErrorCodes } from "./http/use-error-codes.ts";
@@ -56,8 +57,8 @@ export interface App {
   start(port?: number, host?: string): Promise<number>;
   stop(): Promise<void>;
   url(path?: string): string;
-  /** Run a scheduled job now. */
-  runJob(name: "stale-sweep" | "day-rollover"): Promise<number>;
+  /** Run a scheduled job now: keywords changed (stale-sweep, day-rollover) or rows deleted (history-prune). */
+  runJob(name: "stale-sweep" | "day-rollover" | "history-prune"): Promise<number>;
 }
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -244,8 +245,16 @@ export async function buildApp(options: BuildAppOptions = {}): Promise<App> {
     log: log.child({ role: "websocket" }),
   });
 
+  /** The history prune; returns the rows it deleted. */
+  const pruneHistory = async () => {
+    const result = await historyPrune(database, calendar, config.HISTORY_RETENTION_DAYS, log.child({ role: "scheduler" }));
+    if (result) metrics.historyPruned(result.deleted);
+    return result ? Object.values(result.deleted).reduce((a, b) => a + b, 0) : 0;
+  };
   const scheduler = new Scheduler(store, database, log.child({ role: "scheduler" }), {
     staleSweepCron: config.STALE_SWEEP_CRON,
+    historyPruneCron: config.HISTORY_PRUNE_CRON,
+    pruneHistory,
     timeZone: config.CRAWL_TZ,
     onRun: (job, outcome, changed) => metrics.jobRun(job, outcome, changed),
   });
@@ -285,6 +294,11 @@ export async function buildApp(options: BuildAppOptions = {}): Promise<App> {
       await database.close();
     },
     async runJob(name) {
+      if (name === "history-prune") {
+        const deleted = await pruneHistory();
+        metrics.jobRun(name, "ok");
+        return deleted;
+      }
       const changed = await (name === "stale-sweep" ? staleSweep(store, log) : dayRollover(store, log));
       metrics.jobRun(name, "ok", changed);
       return changed;

@@ -46,6 +46,10 @@ const schema = z.object({
   CRAWL_TZ: z.string().refine(validTimeZone, "unknown IANA time zone").default("Asia/Shanghai"),
   /** Stale sweep schedule (5- or 6-field croner syntax). @default "0 * * * * *" (every minute) */
   STALE_SWEEP_CRON: z.string().refine(validCron, "invalid cron expression").default("0 * * * * *"),
+  /** Crawl days of history kept: CrawlEvent, PageReport and PostingSighting rows of older days are deleted; 0 keeps everything. @default 90 */
+  HISTORY_RETENTION_DAYS: z.coerce.number().int().min(0).max(36_500).default(90),
+  /** When the history prune runs (croner syntax, CRAWL_TZ). @default "0 30 3 * * *" (03:30 daily) */
+  HISTORY_PRUNE_CRON: z.string().refine(validCron, "invalid cron expression").default("0 30 3 * * *"),
   /** Let queries and subscriptions through without a token. Writes always need one. @default true */
   PUBLIC_READS: bool.default(true),
   /** Comma-separated origins allowed by CORS; empty = same origin only. @default "" */

@@ -35,8 +35,14 @@ export class Metrics {
   });
   private jobRuns = new Counter({
     name: "crawl_job_runs_total",
-    help: "Scheduled job runs (stale sweep, day rollover) by outcome: ok, error, or skipped (another instance took the tick).",
+    help: "Scheduled job runs (stale sweep, day rollover, history prune) by outcome: ok, error, or skipped (another instance took the tick).",
     labelNames: ["job", "outcome"] as const,
+    registers: [this.registry],
+  });
+  private pruned = new Counter({
+    name: "crawl_history_pruned_rows_total",
+    help: "History rows deleted by the history prune (HISTORY_RETENTION_DAYS), by table.",
+    labelNames: ["table"] as const,
     registers: [this.registry],
   });
   private jobChanged = new Gauge({
@@ -131,6 +137,11 @@ export class Metrics {
   /** One coalesced write of the crawl store and the requests it served. */
   recordCoalesced(kind: string, requests: number): void {
     this.coalesced.observe({ kind }, requests);
+  }
+
+  /** Rows a history prune deleted, per table. */
+  historyPruned(deleted: Record<string, number>): void {
+    for (const [table, n] of Object.entries(deleted)) this.pruned.inc({ table }, n);
   }
 
   /** A scheduled job's run: its outcome and how many keywords it changed. */

@@ -12,6 +12,9 @@ import { claimTick, instanceId } from "./tick-lease.ts";
 export interface SchedulerOptions {
   staleSweepCron: string;
   timeZone: string;
+  /** The history prune (history-prune.ts) and its schedule. */
+  historyPruneCron: string;
+  pruneHistory: () => Promise<unknown>;
   /** Told of every tick: the outcome, and the keywords changed when it ran here. */
   onRun?: (job: string, outcome: "ok" | "error" | "skipped", changed?: number) => void;
 }
@@ -57,6 +60,9 @@ export class Scheduler {
         run("stale-sweep", () => staleSweep(this.store, this.log))),
       new Cron("0 0 0 * * *", { name: "day-rollover", protect: true, timezone: this.options.timeZone },
         run("day-rollover", () => dayRollover(this.store, this.log))),
+      new Cron(this.options.historyPruneCron, { name: "history-prune", protect: true, timezone: this.options.timeZone },
+        // Rows, not keywords: reported by the prune itself (crawl_history_pruned_rows_total).
+        run("history-prune", async () => void (await this.options.pruneHistory()))),
     );
   }
 

@@ -45,7 +45,7 @@ export const KeywordRef = builder.prismaObject("Keyword", {
     errorMessage: t.string({ resolve: (kw, _a, ctx) => ofToday(kw, ctx, kw.errorMessage, "") }),
     retryCount: t.int({ resolve: (kw, _a, ctx) => ofToday(kw, ctx, kw.retryCount, 0) }),
     events: t.relation("events", {
-      description: "Status transitions, newest first.",
+      description: "Status transitions, newest first (of the crawl days still kept: HISTORY_RETENTION_DAYS).",
       args: { last: t.arg.int({ defaultValue: 50 }) },
       query: (args) => ({ orderBy: { id: "desc" }, take: Math.min(Math.max(args.last ?? 50, 1), 500) }),
     }),

@@ -24,7 +24,7 @@ builder.prismaObject("JobPosting", {
     firstSeenAt: t.expose("firstSeenAt", { type: "DateTime" }),
     lastSeenAt: t.expose("lastSeenAt", { type: "DateTime" }),
     keywordsSeen: t.int({
-      description: "Distinct keywords whose pages listed this posting (any day).",
+      description: "Distinct keywords whose pages listed this posting (on any crawl day still kept: HISTORY_RETENTION_DAYS).",
       resolve: (p, _a, ctx) => keywordsSeen(ctx).load(p.id),
     }),
   }),

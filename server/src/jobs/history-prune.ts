@@ -1,0 +1,75 @@
+// History prune: the per-day history — the CrawlEvent log, PageReports and the PostingSightings of
+// those pages — grows with every crawl day (at 1M keywords about 4M events and 5M page reports a
+// day) and is only read for recent days. Rows of crawl days older than HISTORY_RETENTION_DAYS go,
+// in small transactions so that crawling goes on meanwhile (on SQLite each batch is one turn of the
+// single writer). Keywords, their state, job postings and the daily counters (a few hundred rows a
+// day: the distribution of every past day) are kept.
+import type { Logger } from "pino";
+import { Prisma } from "../../../generated/sqlite/client.ts";
+import type { CrawlCalendar } from "../crawl/crawl-day.ts";
+import type { Database } from "../db/client.ts";
+
+/** Rows deleted per transaction. */
+export const PRUNE_BATCH = 5000;
+
+export type PrunedTable = "CrawlEvent" | "PageReport" | "PostingSighting";
+
+export interface PruneResult {
+  /** Crawl days before this one were pruned. */
+  before: string;
+  deleted: Record<PrunedTable, number>;
+}
+
+/** The first crawl day kept: `days` days before `today` (today itself is day 0). */
+export function retentionStart(today: string, days: number): string {
+  return new Date(Date.parse(`${today}T00:00:00Z`) - days * 86400_000).toISOString().slice(0, 10);
+}
+
+/** Delete every source's history of crawl days before `before`, `batch` rows per transaction. */
+export async function pruneHistory(database: Database, before: string, batch = PRUNE_BATCH): Promise<PruneResult> {
+  const deleted: Record<PrunedTable, number> = { CrawlEvent: 0, PageReport: 0, PostingSighting: 0 };
+  const sources = await database.query<{ id: string }>(Prisma.sql`SELECT "id" FROM "Source" ORDER BY "id"`);
+  for (const { id } of sources) {
+    for (;;) {
+      const n = await database.transaction((tx) =>
+        tx.execute(Prisma.sql`
+          DELETE FROM "CrawlEvent" WHERE "id" IN (
+            SELECT "id" FROM "CrawlEvent" WHERE "sourceId" = ${id} AND "crawlDate" < ${before} LIMIT ${batch})`),
+      );
+      deleted.CrawlEvent += n;
+      if (n < batch) break;
+    }
+    for (;;) {
+      // A page's sightings go with its report (they share its key; sightings no report counts —
+      // a crawler that died between submitting and reporting a page — are left).
+      const [pages, sightings] = await database.transaction(async (tx) => {
+        const gone = await tx.query<{ keywordId: number; crawlDate: string; page: number }>(Prisma.sql`
+          DELETE FROM "PageReport" WHERE ("keywordId", "crawlDate", "page") IN (
+            SELECT "keywordId", "crawlDate", "page" FROM "PageReport" WHERE "sourceId" = ${id} AND "crawlDate" < ${before} LIMIT ${batch})
+          RETURNING "keywordId", "crawlDate", "page"`);
+        if (!gone.length) return [0, 0];
+        const keys = database.provider === "postgres"
+          ? Prisma.sql`SELECT * FROM unnest(${gone.map((g) => g.keywordId)}::int[], ${gone.map((g) => g.crawlDate)}::text[], ${gone.map((g) => g.page)}::int[])`
+          : Prisma.sql`SELECT j.value ->> 0, j.value ->> 1, j.value ->> 2 FROM json_each(${JSON.stringify(gone.map((g) => [g.keywordId, g.crawlDate, g.page]))}) j`;
+        const n = await tx.execute(Prisma.sql`DELETE FROM "PostingSighting" WHERE ("keywordId", "crawlDate", "page") IN (${keys})`);
+        return [gone.length, n];
+      });
+      deleted.PageReport += pages;
+      deleted.PostingSighting += sightings;
+      if (pages < batch) break;
+    }
+  }
+  return { before, deleted };
+}
+
+/** The scheduled job: prune what is older than `retentionDays` (0: keep everything); returns rows deleted. */
+export async function historyPrune(database: Database, calendar: CrawlCalendar, retentionDays: number, log: Logger): Promise<PruneResult | null> {
+  if (retentionDays <= 0) {
+    log.debug({ job: "history-prune" }, "HISTORY_RETENTION_DAYS is 0: history kept");
+    return null;
+  }
+  const result = await pruneHistory(database, retentionStart(calendar.today(), retentionDays));
+  const total = Object.values(result.deleted).reduce((a, b) => a + b, 0);
+  log[total ? "info" : "debug"]({ job: "history-prune", before: result.before, ...result.deleted }, "history-prune done");
+  return result;
+}
