@@ -9,7 +9,7 @@ import { Prisma } from "../../../generated/sqlite/client.ts";
 import type { CrawlCalendar } from "../crawl/crawl-day.ts";
 import type { Database } from "../db/client.ts";
 
-/** Rows deleted per transaction. */
+/** Events deleted per transaction; page reports a twentieth of it, each taking its sightings along (~30 a page). */
 export const PRUNE_BATCH = 5000;
 
 export type PrunedTable = "CrawlEvent" | "PageReport" | "PostingSighting";
@@ -25,7 +25,7 @@ export function retentionStart(today: string, days: number): string {
   return new Date(Date.parse(`${today}T00:00:00Z`) - days * 86400_000).toISOString().slice(0, 10);
 }
 
-/** Delete every source's history of crawl days before `before`, `batch` rows per transaction. */
+/** Delete every source's history of crawl days before `before`, `batch` events (a twentieth as many pages) per transaction. */
 export async function pruneHistory(database: Database, before: string, batch = PRUNE_BATCH): Promise<PruneResult> {
   const deleted: Record<PrunedTable, number> = { CrawlEvent: 0, PageReport: 0, PostingSighting: 0 };
   const sources = await database.query<{ id: string }>(Prisma.sql`SELECT "id" FROM "Source" ORDER BY "id"`);
@@ -39,13 +39,14 @@ export async function pruneHistory(database: Database, before: string, batch = P
       deleted.CrawlEvent += n;
       if (n < batch) break;
     }
+    const pageBatch = Math.max(1, Math.floor(batch / 20));
     for (;;) {
       // A page's sightings go with its report (they share its key; sightings no report counts —
       // a crawler that died between submitting and reporting a page — are left).
       const [pages, sightings] = await database.transaction(async (tx) => {
         const gone = await tx.query<{ keywordId: number; crawlDate: string; page: number }>(Prisma.sql`
           DELETE FROM "PageReport" WHERE ("keywordId", "crawlDate", "page") IN (
-            SELECT "keywordId", "crawlDate", "page" FROM "PageReport" WHERE "sourceId" = ${id} AND "crawlDate" < ${before} LIMIT ${batch})
+            SELECT "keywordId", "crawlDate", "page" FROM "PageReport" WHERE "sourceId" = ${id} AND "crawlDate" < ${before} LIMIT ${pageBatch})
           RETURNING "keywordId", "crawlDate", "page"`);
         if (!gone.length) return [0, 0];
         const keys = database.provider === "postgres"
@@ -56,7 +57,7 @@ export async function pruneHistory(database: Database, before: string, batch = P
       });
       deleted.PageReport += pages;
       deleted.PostingSighting += sightings;
-      if (pages < batch) break;
+      if (pages < pageBatch) break;
     }
   }
   return { before, deleted };
