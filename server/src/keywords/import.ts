@@ -51,15 +51,17 @@ export async function importKeywords(db: Database, sourceId: string, pairs: [str
   const unique = [...new Map(input.pairs.map(([c, j]) => [`${c}\u0000${j}`, [c, j] as const])).values()];
   const now = new Date();
   const created = await db.transaction(async (tx) => {
-      const source = await tx.query(Prisma.sql`SELECT "id" FROM "Source" WHERE "id" = ${input.sourceId}`);
-      if (!source.length) throw notFound(`source "${input.sourceId}" does not exist`);
+      const [source] = await tx.query<{ keywordCount: number }>(Prisma.sql`SELECT "keywordCount" FROM "Source" WHERE "id" = ${input.sourceId}`);
+      if (!source) throw notFound(`source "${input.sourceId}" does not exist`);
+      // A source's first import has nothing to look up (the pairs are distinct).
+      const empty = Number(source.keywordCount) === 0;
       let created = 0;
       for (let i = 0; i < unique.length; i += CHUNK) {
         const chunk = unique.slice(i, i + CHUNK);
         // Only the pairs not there yet are inserted: an INSERT takes an id from the sequence
         // (PostgreSQL) or AUTOINCREMENT record (SQLite) for every row it proposes, conflicting or
         // not, and a keyword list re-imported every day would use up the ids for nothing.
-        const have = await existingPairs(tx, db.provider, input.sourceId, chunk);
+        const have = empty ? new Set<string>() : await existingPairs(tx, db.provider, input.sourceId, chunk);
         const rows = chunk
           .filter(([c, j]) => !have.has(`${c}\u0000${j}`))
           .map(([c, j]) => Prisma.sql`(${input.sourceId}, ${c}, ${j}, ${now}, ${now})`);
