@@ -34,7 +34,7 @@ describe.each(await testProviders())("history prune on %s", (provider) => {
   afterAll(() => s?.close());
 
   /** A day's crawl of both keywords: two pages each, postings on every page, then complete. */
-  const crawlDay = async (tag: string) => {
+  const crawlDay = async (tag: string, orphan = false) => {
     const claims = (await s.ok(ClaimKeywordsDocument, { source: "boss", crawlerId: `c-${tag}`, limit: 2 }, s.tokens.spider)).claimKeywords;
     expect(claims).toHaveLength(2);
     for (const c of claims) {
@@ -44,6 +44,12 @@ describe.each(await testProviders())("history prune on %s", (provider) => {
         expect(r.errors).toBeUndefined();
         const input = { keywordId: c.keyword.id, leaseToken: c.leaseToken, page, jobsFound: 3, totalPages: 3 };
         await s.ok(ReportPageProgressDocument, { input }, s.tokens.spider);
+      }
+      if (orphan && c === claims[0]) {
+        // Page 3's postings submitted, then the crawler "died" before reporting the page.
+        const postings = ["o1", "o2", "o3"].map((externalId) => ({ externalId, title: "岗位" }));
+        const r = await s.request(SubmitJobPostingsDocument, { keywordId: c.keyword.id, leaseToken: c.leaseToken, page: 3, postings }, { token: s.tokens.spider });
+        expect(r.errors).toBeUndefined();
       }
       await s.ok(ReportCrawlCompleteDocument, { input: { keywordId: c.keyword.id, leaseToken: c.leaseToken, status: "COMPLETED" } }, s.tokens.spider);
     }
@@ -60,21 +66,22 @@ describe.each(await testProviders())("history prune on %s", (provider) => {
   };
 
   it("deletes the days before the retention window, batch by batch, and keeps the rest", async () => {
-    await crawlDay("old");
+    await crawlDay("old", true);
     clock.set(`${RECENT}T02:00:00Z`);
     await crawlDay("recent");
     clock.set("2026-11-29T02:00:00Z");
     const old = await counts(OLD);
     const recent = await counts(RECENT);
-    // Per day: 2 claims + 2 completions; 4 pages; 3 postings a page (12 sightings).
-    expect(old).toMatchObject({ events: 4, pages: 4, sightings: 12 });
+    // Per day: 2 claims + 2 completions; 4 pages; 3 postings a page (12 sightings), on the old day 3
+    // more of a page never reported.
+    expect(old).toMatchObject({ events: 4, pages: 4, sightings: 15 });
     expect(old.counters).toBeGreaterThan(0);
     const oldStats = await s.ok(`query { stats(source: "boss", date: "${OLD}") { jobsFound pagesCrawled byStatus { completed } } }`);
     const postings = await s.app.services.database.reader.jobPosting.count();
 
     // Batches of 3 rows: several transactions per table.
     const result = await pruneHistory(s.app.services.database, retentionStart("2026-11-29", 90), 3);
-    expect(result).toEqual({ before: "2026-08-31", deleted: { CrawlEvent: 4, PageReport: 4, PostingSighting: 12 } });
+    expect(result).toEqual({ before: "2026-08-31", deleted: { CrawlEvent: 4, PageReport: 4, PostingSighting: 15 } });
     expect(await counts(OLD)).toEqual({ events: 0, pages: 0, sightings: 0, counters: old.counters });
     expect(await counts(RECENT)).toEqual(recent);
     // The old day's distribution is still there (counters), and so are keywords and postings.

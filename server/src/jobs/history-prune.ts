@@ -41,18 +41,21 @@ export async function pruneHistory(database: Database, before: string, batch = P
     }
     const pageBatch = Math.max(1, Math.floor(batch / 20));
     for (;;) {
-      // A page's sightings go with its report (they share its key; sightings no report counts —
-      // a crawler that died between submitting and reporting a page — are left).
+      // The sightings of a keyword's crawl day go with its page reports (the whole day is past
+      // the window), those of pages no report counts too (a crawler that died between submitting
+      // and reporting a page). A keyword's day with sightings and no report at all is left: no
+      // index by day on PostingSighting to find it.
       const [pages, sightings] = await database.transaction(async (tx) => {
-        const gone = await tx.query<{ keywordId: number; crawlDate: string; page: number }>(Prisma.sql`
+        const gone = await tx.query<{ keywordId: number; crawlDate: string }>(Prisma.sql`
           DELETE FROM "PageReport" WHERE ("keywordId", "crawlDate", "page") IN (
             SELECT "keywordId", "crawlDate", "page" FROM "PageReport" WHERE "sourceId" = ${id} AND "crawlDate" < ${before} LIMIT ${pageBatch})
-          RETURNING "keywordId", "crawlDate", "page"`);
+          RETURNING "keywordId", "crawlDate"`);
         if (!gone.length) return [0, 0];
+        const days = [...new Map(gone.map((g) => [`${g.keywordId}\u0000${g.crawlDate}`, g])).values()];
         const keys = database.provider === "postgres"
-          ? Prisma.sql`SELECT * FROM unnest(${gone.map((g) => g.keywordId)}::int[], ${gone.map((g) => g.crawlDate)}::text[], ${gone.map((g) => g.page)}::int[])`
-          : Prisma.sql`SELECT j.value ->> 0, j.value ->> 1, j.value ->> 2 FROM json_each(${JSON.stringify(gone.map((g) => [g.keywordId, g.crawlDate, g.page]))}) j`;
-        const n = await tx.execute(Prisma.sql`DELETE FROM "PostingSighting" WHERE ("keywordId", "crawlDate", "page") IN (${keys})`);
+          ? Prisma.sql`SELECT * FROM unnest(${days.map((g) => g.keywordId)}::int[], ${days.map((g) => g.crawlDate)}::text[])`
+          : Prisma.sql`SELECT j.value ->> 0, j.value ->> 1 FROM json_each(${JSON.stringify(days.map((g) => [g.keywordId, g.crawlDate]))}) j`;
+        const n = await tx.execute(Prisma.sql`DELETE FROM "PostingSighting" WHERE ("keywordId", "crawlDate") IN (${keys})`);
         return [gone.length, n];
       });
       deleted.PageReport += pages;
