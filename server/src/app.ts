@@ -249,7 +249,7 @@ export async function buildApp(options: BuildAppOptions = {}): Promise<App> {
   const pruneHistory = async () => {
     const result = await historyPrune(database, calendar, config.HISTORY_RETENTION_DAYS, log.child({ role: "scheduler" }));
     if (result) metrics.historyPruned(result.deleted);
-    return result ? Object.values(result.deleted).reduce((a, b) => a + b, 0) : 0;
+    return result?.total ?? 0;
   };
   const scheduler = new Scheduler(store, database, log.child({ role: "scheduler" }), {
     staleSweepCron: config.STALE_SWEEP_CRON,

@@ -59,8 +59,13 @@ export function dayStart(day: string, tz: string): Date {
 }
 
 /** The calendar day after `day` (YYYY-MM-DD). */
+/** The calendar day `n` days after `day` (before it when n < 0), YYYY-MM-DD. */
+export function addDays(day: string, n: number): string {
+  return new Date(Date.parse(`${day}T00:00:00Z`) + n * 86400_000).toISOString().slice(0, 10);
+}
+
 export function nextDay(day: string): string {
-  return new Date(Date.parse(`${day}T00:00:00Z`) + 86400_000).toISOString().slice(0, 10);
+  return addDays(day, 1);
 }
 
 export class CrawlCalendar {

@@ -6,7 +6,7 @@
 // day: the distribution of every past day) are kept.
 import type { Logger } from "pino";
 import { Prisma } from "../../../generated/sqlite/client.ts";
-import type { CrawlCalendar } from "../crawl/crawl-day.ts";
+import { addDays, type CrawlCalendar } from "../crawl/crawl-day.ts";
 import type { Database } from "../db/client.ts";
 
 /** Events deleted per transaction; page reports a twentieth of it, each taking its sightings along (~30 a page). */
@@ -22,7 +22,7 @@ export interface PruneResult {
 
 /** The first crawl day kept: `days` days before `today` (today itself is day 0). */
 export function retentionStart(today: string, days: number): string {
-  return new Date(Date.parse(`${today}T00:00:00Z`) - days * 86400_000).toISOString().slice(0, 10);
+  return addDays(today, -days);
 }
 
 /** Delete every source's history of crawl days before `before`, `batch` events (a twentieth as many pages) per transaction. */
@@ -66,8 +66,13 @@ export async function pruneHistory(database: Database, before: string, batch = P
   return { before, deleted };
 }
 
-/** The scheduled job: prune what is older than `retentionDays` (0: keep everything); returns rows deleted. */
-export async function historyPrune(database: Database, calendar: CrawlCalendar, retentionDays: number, log: Logger): Promise<PruneResult | null> {
+/** The scheduled job: prune what is older than `retentionDays` (0: keep everything), with the rows deleted in all. */
+export async function historyPrune(
+  database: Database,
+  calendar: CrawlCalendar,
+  retentionDays: number,
+  log: Logger,
+): Promise<(PruneResult & { total: number }) | null> {
   if (retentionDays <= 0) {
     log.debug({ job: "history-prune" }, "HISTORY_RETENTION_DAYS is 0: history kept");
     return null;
@@ -75,5 +80,5 @@ export async function historyPrune(database: Database, calendar: CrawlCalendar, 
   const result = await pruneHistory(database, retentionStart(calendar.today(), retentionDays));
   const total = Object.values(result.deleted).reduce((a, b) => a + b, 0);
   log[total ? "info" : "debug"]({ job: "history-prune", before: result.before, ...result.deleted }, "history-prune done");
-  return result;
+  return { ...result, total };
 }

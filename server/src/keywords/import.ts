@@ -23,6 +23,9 @@ const pairsInput = z.object({
   pairs: z.array(z.tuple([cityField, jobField])).max(MAX_IMPORT_PAIRS, `at most ${MAX_IMPORT_PAIRS} keywords per import`),
 });
 
+/** A (city, job) pair as one string key. */
+const pairKey = (city: string, job: string) => `${city}\u0000${job}`;
+
 /**
  * The pairs of `pairs` that `sourceId` has already, as "city\0job". PostgreSQL: one index lookup per
  * pair (the LIMIT keeps the planner from a generic plan that hashes the whole source's keywords).
@@ -38,7 +41,7 @@ async function existingPairs(tx: SqlTx, provider: Provider, sourceId: string, pa
         SELECT k."city", k."job" FROM (SELECT column1 AS "city", column2 AS "job" FROM (VALUES ${Prisma.join(pairs.map(([c, j]) => Prisma.sql`(${c}, ${j})`))})) AS v
         JOIN "Keyword" k ON k."sourceId" = ${sourceId} AND k."city" = v."city" AND k."job" = v."job"`,
   );
-  return new Set(rows.map((k) => `${k.city}\u0000${k.job}`));
+  return new Set(rows.map((k) => pairKey(k.city, k.job)));
 }
 
 /** Every city with every job. */
@@ -48,7 +51,7 @@ export function crossProduct(cities: string[], jobs: string[]): [string, string]
 
 export async function importKeywords(db: Database, sourceId: string, pairs: [string, string][]): Promise<ImportResult> {
   const input = parseInput(pairsInput, { sourceId, pairs });
-  const unique = [...new Map(input.pairs.map(([c, j]) => [`${c}\u0000${j}`, [c, j] as const])).values()];
+  const unique = [...new Map(input.pairs.map(([c, j]) => [pairKey(c, j), [c, j] as const])).values()];
   const now = new Date();
   const created = await db.transaction(async (tx) => {
       const [source] = await tx.query<{ keywordCount: number }>(Prisma.sql`SELECT "keywordCount" FROM "Source" WHERE "id" = ${input.sourceId}`);
@@ -63,7 +66,7 @@ export async function importKeywords(db: Database, sourceId: string, pairs: [str
         // not, and a keyword list re-imported every day would use up the ids for nothing.
         const have = empty ? new Set<string>() : await existingPairs(tx, db.provider, input.sourceId, chunk);
         const rows = chunk
-          .filter(([c, j]) => !have.has(`${c}\u0000${j}`))
+          .filter(([c, j]) => !have.has(pairKey(c, j)))
           .map(([c, j]) => Prisma.sql`(${input.sourceId}, ${c}, ${j}, ${now}, ${now})`);
         if (!rows.length) continue;
         // ON CONFLICT: a concurrent import of the same pair.
