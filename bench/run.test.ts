@@ -20,7 +20,7 @@ describe("npm run bench -- --quick", () => {
       expect(stdout).toContain("load average");
       const results = JSON.parse(readFileSync(out, "utf8"));
       expect(results.quick).toBe(true);
-      expect(results.sections).toEqual(["reports", "cycles", "batch", "scale", "fanout"]);
+      expect(results.sections).toEqual(["reports", "cycles", "batch", "scale", "stalls", "fanout"]);
       const kinds = new Set(results.rows.map((r: { what: string }) => r.what.split(" (")[0]));
       for (const k of ["no-op mutations/s", "claims/s", "page reports/s", "claim→complete cycles/s", "batched claim→complete keywords/s"]) {
         expect(kinds).toContain(k);
@@ -34,6 +34,10 @@ describe("npm run bench -- --quick", () => {
       }
       if (results.providers.includes("postgres")) expect(kinds).toContain("pg-boss fetch→complete/s");
       if (!results.bullmqSkipped) expect(kinds).toContain("BullMQ no-op jobs/s");
+      expect(results.stalls.map((r: { checkpoints: string }) => r.checkpoints)).toEqual(["commit", "thread"]);
+      for (const r of results.stalls) expect(r.reports).toBeGreaterThan(0);
+      expect(results.stalls[1].threadCheckpoints).toBeGreaterThan(0);
+      expect(stdout).toContain("stalls (SQLite, page reports in-process, C=32)");
       expect(results.fanout).toHaveLength(1);
       expect(results.fanout[0].messagesDelivered).toBeGreaterThan(0);
     } finally {

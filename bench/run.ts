@@ -16,6 +16,9 @@
 //            concurrency 8;
 //   scale    claim and stats latency p50/p99 at 10k, 100k, 1M keywords, and the day rollover of
 //            all of them (bench/scale.ts);
+//   stalls   SQLite under a sustained write load (page reports in-process, C=32): call latency and
+//            the event loop's longest stall with the WAL checkpointed on a thread of its own vs by
+//            the commit that fills it (SQLite's default; bench/stalls.ts);
 //   fanout   1,000 graphql-ws subscribers to crawlStatusDistribution, a burst of page reports:
 //            messages delivered, time until every subscriber has the final counts, and the most
 //            distribution events any subscriber got in one second.
@@ -45,13 +48,14 @@ import { LoadGenerator, noItemErrors, times } from "./load.ts";
 import { bullmqCycles, pgBossCycles } from "./peers.ts";
 import { post } from "./post.ts";
 import { rolloverPerKeyword, runScale, type ScaleRow, scaleTable, worstP50 } from "./scale.ts";
+import { runStalls, type StallRow, stallsTable } from "./stalls.ts";
 
 const int = (v: string) => {
   const n = Number(v);
   if (!Number.isInteger(n) || n < 1) throw new InvalidArgumentError("must be a positive integer");
   return n;
 };
-const SECTIONS = ["reports", "cycles", "batch", "scale", "fanout"] as const;
+const SECTIONS = ["reports", "cycles", "batch", "scale", "stalls", "fanout"] as const;
 type Section = (typeof SECTIONS)[number];
 
 const opts = new Command("bench")
@@ -65,13 +69,14 @@ const opts = new Command("bench")
   .option("--batch-keywords <n>", "keywords cycled in the batched run", int)
   .option("--batch-warm <n>", "keywords (BullMQ: jobs) cycled first in the batched run, not counted", int)
   .option("--sizes <list>", "keyword counts for the scale section", "10000,100000,1000000")
+  .option("--stall-seconds <n>", "seconds of writes per checkpoint mode in the stalls section", int)
   .option("--subscribers <n>", "graphql-ws subscribers in the fan-out section", int)
   .option("--redis <url>", "Redis for BullMQ", process.env.TEST_REDIS_URL ?? "redis://127.0.0.1:6379")
   .option("--out <file>", "where to write the results", "bench/results.json")
   .parse()
   .opts<{
     quick?: boolean; only?: string; db: string; concurrency: number; keywords?: number; pages?: number; cycles?: number;
-    batchKeywords?: number; batchWarm?: number; sizes: string; subscribers?: number; redis: string; out: string;
+    batchKeywords?: number; batchWarm?: number; sizes: string; stallSeconds?: number; subscribers?: number; redis: string; out: string;
   }>();
 
 const quick = Boolean(opts.quick);
@@ -94,6 +99,7 @@ const BATCH_WARM = opts.batchWarm ?? (quick ? 64 : 2048);
 const SIZES = quick ? [500, 1000] : opts.sizes.split(",").map(Number);
 const SCALE_SAMPLES = quick ? 10 : 300;
 const SUBSCRIBERS = opts.subscribers ?? (quick ? 20 : 1000);
+const STALL_SECONDS = opts.stallSeconds ?? (quick ? 1 : 15);
 type Provider = "sqlite" | "postgres";
 
 const pgMissing = await postgresUnavailable();
@@ -524,6 +530,7 @@ if (pgMissing) console.error(`bench: ${pgMissing}: PostgreSQL figures and pg-bos
 const LEVELS = [1, 8, 32];
 const scale: Partial<Record<Provider, ScaleRow[]>> = {};
 const fanouts: Fanout[] = [];
+const stalls: StallRow[] = [];
 let bullmqSkipped: string | null = null;
 
 // Load from other work on the machine varies during a run: each baseline is measured right
@@ -550,6 +557,13 @@ if (sections.has("scale")) {
   for (const p of providers) {
     console.error(`scale: ${p}, ${SIZES.join(", ")} keywords`);
     scale[p] = await runScale(p, SIZES, SCALE_SAMPLES);
+  }
+}
+if (sections.has("stalls")) {
+  // SQLite only (PostgreSQL checkpoints in its own server). Baseline, then thread, then both again.
+  for (const mode of quick ? (["commit", "thread"] as const) : (["commit", "thread", "commit", "thread"] as const)) {
+    console.error(`stalls: checkpoints by ${mode}, ${STALL_SECONDS} s`);
+    stalls.push(await runStalls(mode, STALL_SECONDS, quick ? 2000 : 20_000));
   }
 }
 if (sections.has("fanout")) fanouts.push(await benchFanout(providers[0]!));
@@ -617,6 +631,16 @@ for (const p of providers) {
   addRatio(`rollover per keyword, ${last.keywords} vs ${first.keywords} keywords (${DB_LABEL[p]})`, rolloverPerKeyword(last), rolloverPerKeyword(first), 2, true);
 }
 
+if (stalls.length) {
+  const worst = (mode: string, key: "max" | "p999" | "loopMax") => Math.max(...stalls.filter((r) => r.checkpoints === mode).map((r) => r[key]));
+  // Not one of the issue's goals: lower is better, the commit-checkpointed run is the baseline.
+  addRatio("longest event-loop stall, checkpoints on a thread vs by commit (SQLite)", worst("thread", "loopMax"), worst("commit", "loopMax"));
+  addRatio("page report p99.9 latency, checkpoints on a thread vs by commit (SQLite)", worst("thread", "p999"), worst("commit", "p999"));
+  addRatio("page reports/s, checkpoints on a thread vs by commit (SQLite)",
+    stalls.filter((r) => r.checkpoints === "thread").reduce((a, r) => a + r.perSecond, 0),
+    stalls.filter((r) => r.checkpoints === "commit").reduce((a, r) => a + r.perSecond, 0));
+}
+
 const fmt = (n: number) => (n >= 100 ? n.toFixed(0) : n.toFixed(2));
 const load1 = loadavg();
 const out: string[] = [];
@@ -631,6 +655,7 @@ if (ratios.length) {
   for (const r of ratios) out.push(`| ${r.ratio} | ${r.value.toFixed(3)}× | ${r.goal ?? ""} | ${r.met === undefined ? "" : r.met ? "yes" : "NO"} |`);
 }
 for (const p of providers) if (scale[p]) out.push("", scaleTable(DB_LABEL[p], scale[p]!));
+if (stalls.length) out.push("", stallsTable(stalls));
 for (const f of fanouts) {
   out.push(
     "",
@@ -658,6 +683,7 @@ const results = {
   rows,
   ratios,
   scale,
+  stalls,
   fanout: fanouts,
   ...(bullmqSkipped ? { bullmqSkipped } : {}),
 };

@@ -74,7 +74,7 @@ export async function buildApp(options: BuildAppOptions = {}): Promise<App> {
 
   const applied = await migrate(config.DATABASE_URL);
   if (applied.length) log.info({ migrations: applied }, "database migrated");
-  const database = await openDatabase(config.DATABASE_URL, { poolMax: config.PG_POOL_MAX });
+  const database = await openDatabase(config.DATABASE_URL, { poolMax: config.PG_POOL_MAX, sqliteCheckpoints: config.SQLITE_CHECKPOINTS });
   const seeded = await seedSources(database);
   if (seeded) log.info({ sources: seeded }, "sources seeded");
 
@@ -99,6 +99,7 @@ export async function buildApp(options: BuildAppOptions = {}): Promise<App> {
   const metrics = new Metrics({
     subscriptions: () => distribution.subscriberCount(),
     sockets: () => websocket.stats(),
+    checkpoints: database.checkpoints,
     keywordsByStatus: async () => {
       const rows = [];
       for (const s of await database.reader.source.findMany({ select: { id: true } })) {

@@ -38,6 +38,11 @@ const schema = z.object({
     .default("file:./.data/crawl.db"),
   /** PostgreSQL connections per instance for writes (reads use half as many again). @default 20 */
   PG_POOL_MAX: z.coerce.number().int().min(1).max(500).default(20),
+  /**
+   * SQLite only: who checkpoints the WAL — a thread of its own (the event loop never waits for the
+   * copy) or, as SQLite does by default, the commit that fills it. @default "thread"
+   */
+  SQLITE_CHECKPOINTS: z.enum(["thread", "commit"]).default("thread"),
   /** Optional Redis for pub/sub across server instances. */
   REDIS_URL: z.string().regex(/^rediss?:\/\//, "must start with redis://").optional(),
   /** Prefix of this deployment's Redis pub/sub channels (instances that share state share it). @default "crawl:" */

@@ -5,6 +5,7 @@ import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from "prom
 import type { Plugin } from "graphql-yoga";
 import { type DocumentNode, Kind, type OperationDefinitionNode } from "graphql";
 import type { CrawlChange } from "./crawl/store.ts";
+import type { CheckpointStats } from "./db/client.ts";
 
 export class Metrics {
   readonly registry = new Registry();
@@ -84,6 +85,8 @@ export class Metrics {
     /** Open graphql-ws sockets and the operations running on them, by root field. */
     sockets?: () => { sockets: number; operations: Record<string, number> };
     keywordsByStatus: () => Promise<{ source: string; status: string; n: number }[]>;
+    /** SQLite: the WAL checkpointer thread's work so far. */
+    checkpoints?: () => CheckpointStats;
   }) {
     collectDefaultMetrics({ register: this.registry });
     new Gauge({
@@ -112,6 +115,46 @@ export class Metrics {
         for (const [field, n] of Object.entries(opts.sockets?.().operations ?? {})) this.set({ field }, n);
       },
     });
+    const checkpoints = opts.checkpoints;
+    if (checkpoints) {
+      new Counter({
+        name: "sqlite_checkpoints_total",
+        help: "WAL checkpoints run by the checkpointer thread, by mode: passive (beside the writer) or restart (the WAL then starts over).",
+        labelNames: ["mode"] as const,
+        registers: [this.registry],
+        collect() {
+          const s = checkpoints();
+          this.reset();
+          this.inc({ mode: "passive" }, s.runs - s.restarts);
+          this.inc({ mode: "restart" }, s.restarts);
+        },
+      });
+      new Counter({
+        name: "sqlite_checkpoint_seconds_total",
+        help: "Time the checkpointer thread spent in checkpoints (off the event loop).",
+        registers: [this.registry],
+        collect() {
+          this.reset();
+          this.inc(checkpoints().seconds);
+        },
+      });
+      new Gauge({
+        name: "sqlite_wal_pages",
+        help: "Pages in the SQLite WAL at the last checkpoint.",
+        registers: [this.registry],
+        collect() {
+          this.set(checkpoints().walPages);
+        },
+      });
+      new Gauge({
+        name: "sqlite_checkpointer_up",
+        help: "1 while the checkpointer thread runs; 0 after it failed (commits then checkpoint on the event loop).",
+        registers: [this.registry],
+        collect() {
+          this.set(checkpoints().running ? 1 : 0);
+        },
+      });
+    }
     new Gauge({
       name: "crawl_keywords",
       help: "Keywords per source and status for today's crawl day.",

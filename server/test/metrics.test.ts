@@ -29,6 +29,10 @@ describe("/metrics", () => {
     expect(text).toContain('crawl_keywords{source="boss",status="COMPLETED"} 1');
     expect(text).toContain('crawl_keywords{source="boss",status="IDLE"} 1');
     expect(text).toContain("process_cpu_seconds_total");
+    // SQLite: WAL checkpoints on a thread of their own (server/src/db/checkpoint-worker.mjs).
+    expect(text).toContain("sqlite_checkpointer_up 1");
+    expect(text).toMatch(/sqlite_checkpoints_total\{mode="passive"\} [1-9]/);
+    expect(text).toMatch(/sqlite_wal_pages \d+/);
   });
 
   it("times claims, counts sweeps and their results, and counts live sockets and subscriptions by field", async () => {

@@ -4,6 +4,7 @@
 // the plain driver (better-sqlite3 / node-postgres).
 import { mkdirSync } from "node:fs";
 import { dirname, resolve } from "node:path";
+import { Worker } from "node:worker_threads";
 import BetterSqlite3 from "better-sqlite3";
 import pg from "pg";
 import { PrismaBetterSQLite3 } from "@prisma/adapter-better-sqlite3";
@@ -40,6 +41,8 @@ export interface Database {
    * compare-and-set or row locks taken within the statement.
    */
   autocommit?: SqlTx;
+  /** SQLite only: what the WAL checkpointer thread has done. */
+  checkpoints?: () => CheckpointStats;
   close(): Promise<void>;
 }
 
@@ -100,7 +103,7 @@ class SqliteConnection {
     this.conn.pragma("synchronous = NORMAL");
     this.conn.pragma("foreign_keys = ON");
     this.conn.pragma("cache_size = -65536");
-    this.conn.pragma("wal_autocheckpoint = 10000");
+    this.conn.pragma(`wal_autocheckpoint = ${AUTOCHECKPOINT_PAGES}`);
   }
 
   private prepare(text: string) {
@@ -135,6 +138,80 @@ class SqliteConnection {
   }
 }
 
+/** WAL pages after which a commit checkpoints (when no checkpointer thread does it). */
+const AUTOCHECKPOINT_PAGES = 10_000;
+/** A WAL grown past this (a burst, a long read) is cut back to it once a checkpoint has copied it all. */
+const WAL_KEEP_BYTES = 64 * 1024 * 1024;
+
+/** What the checkpointer did since the process started (for /metrics). */
+export interface CheckpointStats {
+  /** Checkpoints run. */
+  runs: number;
+  /** Of them, the ones that let the WAL start over. */
+  restarts: number;
+  /** Time spent in them (in the checkpointer's thread), seconds. */
+  seconds: number;
+  /** WAL pages at the last checkpoint. */
+  walPages: number;
+  /** false once the thread failed or stopped: commits checkpoint themselves again. */
+  running: boolean;
+}
+
+/**
+ * Checkpoints the writer's WAL from a worker thread (checkpoint-worker.mjs) so the copy and its
+ * fsyncs never stop the event loop: with SQLite's autocheckpoint a commit every 10k pages stalled
+ * all requests for 50–75 ms. If the thread fails, the writer checkpoints on commit again.
+ */
+class SqliteCheckpointer {
+  readonly stats: CheckpointStats = { runs: 0, restarts: 0, seconds: 0, walPages: 0, running: true };
+  private readonly worker: Worker;
+  private readonly exited: Promise<void>;
+  /** [0] is 1 while the thread's RESTART checkpoint wants the write lock. */
+  private readonly turn = new Int32Array(new SharedArrayBuffer(4));
+
+  constructor(path: string, onFailure: (e: Error) => void) {
+    this.worker = new Worker(new URL("./checkpoint-worker.mjs", import.meta.url), {
+      workerData: { path, idleMs: 50, copyPages: 1000, restartPages: AUTOCHECKPOINT_PAGES, restartLeft: 100, restartWaitMs: 20, turn: this.turn.buffer },
+    });
+    this.worker.unref();
+    this.worker.on("message", (m: { walPages: number; ms: number; restarted: boolean }) => {
+      this.stats.runs++;
+      if (m.restarted) this.stats.restarts++;
+      this.stats.seconds += m.ms / 1000;
+      this.stats.walPages = m.walPages;
+    });
+    const fail = (e: Error) => {
+      if (!this.stats.running) return;
+      this.stats.running = false;
+      onFailure(e);
+    };
+    this.worker.on("error", fail);
+    this.exited = new Promise((resolve) =>
+      this.worker.once("exit", (code) => {
+        Atomics.store(this.turn, 0, 0);
+        if (code !== 0) fail(new Error(`checkpoint thread exited with code ${code}`));
+        resolve();
+      }),
+    );
+  }
+
+  /** Before the writer begins: while a RESTART checkpoint wants the lock, wait (at most maxMs). */
+  async yieldTurn(maxMs = 200) {
+    for (let t0 = Date.now(); Atomics.load(this.turn, 0) === 1 && Date.now() - t0 < maxMs; ) {
+      await new Promise((r) => setTimeout(r, 1));
+    }
+  }
+
+  /** Let the running checkpoint finish, then end the thread. */
+  async stop() {
+    this.stats.running = false;
+    this.worker.postMessage("stop");
+    const timeout = setTimeout(() => void this.worker.terminate(), 5000);
+    await this.exited;
+    clearTimeout(timeout);
+  }
+}
+
 /** Transactions committed together at most (see SqliteWriter). */
 const GROUP_MAX = 64;
 
@@ -161,14 +238,38 @@ class SqliteWriter extends SqliteConnection {
   private readonly pending: Queued[] = [];
   private running = false;
 
-  constructor(path: string) {
+  private readonly checkpointer: SqliteCheckpointer | null;
+
+  /** `checkpointThread`: a SqliteCheckpointer checkpoints the WAL, else the commit that fills it. */
+  constructor(path: string, checkpointThread: boolean) {
     // Never wait inside SQLite (that would stop the event loop): begin() waits asynchronously.
     super(path, 0);
+    this.conn.pragma(`journal_size_limit = ${WAL_KEEP_BYTES}`);
+    if (!checkpointThread) {
+      this.checkpointer = null;
+      return;
+    }
+    // Commits no longer checkpoint: the checkpointer's thread does (unless it fails).
+    this.conn.pragma("wal_autocheckpoint = 0");
+    this.checkpointer = new SqliteCheckpointer(path, () => {
+      if (this.conn.open) this.conn.pragma(`wal_autocheckpoint = ${AUTOCHECKPOINT_PAGES}`);
+    });
+  }
+
+  get checkpoints(): CheckpointStats | undefined {
+    return this.checkpointer?.stats;
+  }
+
+  override async close() {
+    await this.checkpointer?.stop();
+    super.close();
   }
 
   /** Take the write lock; while another process (a CLI, say) holds it, retry without blocking. */
   private async begin() {
-    for (let waited = 0, wait = 2; ; wait = Math.min(wait * 2, 100)) {
+    await this.checkpointer?.yieldTurn();
+    // Every millisecond at first (a checkpoint holds the lock for a few), then backing off.
+    for (let waited = 0, wait = 1; ; wait = waited < 50 ? 1 : Math.min(wait * 2, 100)) {
       try {
         this.conn.exec("BEGIN IMMEDIATE");
         return;
@@ -241,10 +342,10 @@ class SqliteWriter extends SqliteConnection {
   }
 }
 
-async function openSqlite(url: string): Promise<Database> {
+async function openSqlite(url: string, { sqliteCheckpoints = "thread" }: OpenOptions): Promise<Database> {
   const path = sqlitePath(url);
   mkdirSync(dirname(path), { recursive: true });
-  const writer = new SqliteWriter(path);
+  const writer = new SqliteWriter(path, sqliteCheckpoints === "thread");
   // WAL readers never wait for the writer; the short timeout only covers WAL recovery.
   const rawReader = new SqliteConnection(path, 1_000);
   const reader = new SqliteClient({ adapter: new PrismaBetterSQLite3({ url: path, timeout: 10_000 }), transactionOptions: TX_OPTIONS });
@@ -254,10 +355,11 @@ async function openSqlite(url: string): Promise<Database> {
     reader,
     query: (sql) => rawReader.tx.query(sql),
     transaction: (fn) => writer.transaction(fn),
+    checkpoints: sqliteCheckpoints === "thread" ? () => writer.checkpoints! : undefined,
     async close() {
       await reader.$disconnect();
       rawReader.close();
-      writer.close();
+      await writer.close();
     },
   };
 }
@@ -284,6 +386,8 @@ function pgQuery(sql: Prisma.Sql) {
 export interface OpenOptions {
   /** PostgreSQL: connections for writes; reads get half as many again. @default 20 */
   poolMax?: number;
+  /** SQLite: WAL checkpoints on a thread of their own, or by the commit that fills the WAL. @default "thread" */
+  sqliteCheckpoints?: "thread" | "commit";
 }
 
 async function openPostgres(url: string, { poolMax = 20 }: OpenOptions): Promise<Database> {
@@ -342,5 +446,5 @@ async function openPostgres(url: string, { poolMax = 20 }: OpenOptions): Promise
 }
 
 export function openDatabase(url: string, options: OpenOptions = {}): Promise<Database> {
-  return providerOf(url) === "sqlite" ? openSqlite(url) : openPostgres(url, options);
+  return providerOf(url) === "sqlite" ? openSqlite(url, options) : openPostgres(url, options);
 }
