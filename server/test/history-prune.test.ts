@@ -33,25 +33,32 @@ describe.each(await testProviders())("history prune on %s", (provider) => {
   });
   afterAll(() => s?.close());
 
-  /** A day's crawl of both keywords: two pages each, postings on every page, then complete. */
-  const crawlDay = async (tag: string, orphan = false) => {
+  /**
+   * A day's crawl of both keywords: two pages each, postings on every page, then complete. With
+   * `died`, the first keyword also submits page 3's postings and never reports it, and the second
+   * submits page 1's postings and fails before any report (sightings, no page report that day).
+   */
+  const crawlDay = async (tag: string, died = false) => {
     const claims = (await s.ok(ClaimKeywordsDocument, { source: "boss", crawlerId: `c-${tag}`, limit: 2 }, s.tokens.spider)).claimKeywords;
     expect(claims).toHaveLength(2);
+    const submit = async (c: (typeof claims)[number], page: number, ids: string[]) => {
+      const postings = ids.map((externalId) => ({ externalId, title: "岗位" }));
+      const r = await s.request(SubmitJobPostingsDocument, { keywordId: c.keyword.id, leaseToken: c.leaseToken, page, postings }, { token: s.tokens.spider });
+      expect(r.errors).toBeUndefined();
+    };
     for (const c of claims) {
+      const lease = { keywordId: c.keyword.id, leaseToken: c.leaseToken };
+      if (died && c === claims[1]) {
+        await submit(c, 1, ["d1", "d2", "d3", "shared"]);
+        await s.ok(ReportCrawlCompleteDocument, { input: { ...lease, status: "FAILED", errorMessage: "crawler died" } }, s.tokens.spider);
+        continue;
+      }
       for (const page of [1, 2]) {
-        const postings = [`${tag}-${c.keyword.id}-${page}a`, `${tag}-${c.keyword.id}-${page}b`, "shared"].map((externalId) => ({ externalId, title: "岗位" }));
-        const r = await s.request(SubmitJobPostingsDocument, { keywordId: c.keyword.id, leaseToken: c.leaseToken, page, postings }, { token: s.tokens.spider });
-        expect(r.errors).toBeUndefined();
-        const input = { keywordId: c.keyword.id, leaseToken: c.leaseToken, page, jobsFound: 3, totalPages: 3 };
-        await s.ok(ReportPageProgressDocument, { input }, s.tokens.spider);
+        await submit(c, page, [`${tag}-${c.keyword.id}-${page}a`, `${tag}-${c.keyword.id}-${page}b`, "shared"]);
+        await s.ok(ReportPageProgressDocument, { input: { ...lease, page, jobsFound: 3, totalPages: 3 } }, s.tokens.spider);
       }
-      if (orphan && c === claims[0]) {
-        // Page 3's postings submitted, then the crawler "died" before reporting the page.
-        const postings = ["o1", "o2", "o3"].map((externalId) => ({ externalId, title: "岗位" }));
-        const r = await s.request(SubmitJobPostingsDocument, { keywordId: c.keyword.id, leaseToken: c.leaseToken, page: 3, postings }, { token: s.tokens.spider });
-        expect(r.errors).toBeUndefined();
-      }
-      await s.ok(ReportCrawlCompleteDocument, { input: { keywordId: c.keyword.id, leaseToken: c.leaseToken, status: "COMPLETED" } }, s.tokens.spider);
+      if (died) await submit(c, 3, ["o1", "o2", "o3"]);
+      await s.ok(ReportCrawlCompleteDocument, { input: { ...lease, status: "COMPLETED" } }, s.tokens.spider);
     }
   };
 
@@ -72,16 +79,17 @@ describe.each(await testProviders())("history prune on %s", (provider) => {
     clock.set("2026-11-29T02:00:00Z");
     const old = await counts(OLD);
     const recent = await counts(RECENT);
-    // Per day: 2 claims + 2 completions; 4 pages; 3 postings a page (12 sightings), on the old day 3
-    // more of a page never reported.
-    expect(old).toMatchObject({ events: 4, pages: 4, sightings: 15 });
+    // Per day: 2 claims + 2 completions; 4 pages; 3 postings a page (12 sightings). On the old day
+    // 2 pages (6 sightings) of the first keyword, 3 more of a page never reported, and 4 of the
+    // second keyword, which reported nothing.
+    expect(old).toMatchObject({ events: 4, pages: 2, sightings: 13 });
     expect(old.counters).toBeGreaterThan(0);
     const oldStats = await s.ok(`query { stats(source: "boss", date: "${OLD}") { jobsFound pagesCrawled byStatus { completed } } }`);
     const postings = await s.app.services.database.reader.jobPosting.count();
 
     // Batches of 3 rows: several transactions per table.
     const result = await pruneHistory(s.app.services.database, retentionStart("2026-11-29", 90), 3);
-    expect(result).toEqual({ before: "2026-08-31", deleted: { CrawlEvent: 4, PageReport: 4, PostingSighting: 15 } });
+    expect(result).toEqual({ before: "2026-08-31", deleted: { CrawlEvent: 4, PageReport: 2, PostingSighting: 13 } });
     expect(await counts(OLD)).toEqual({ events: 0, pages: 0, sightings: 0, counters: old.counters });
     expect(await counts(RECENT)).toEqual(recent);
     // The old day's distribution is still there (counters), and so are keywords and postings.

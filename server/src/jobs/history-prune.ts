@@ -9,7 +9,7 @@ import { Prisma } from "../../../generated/sqlite/client.ts";
 import { addDays, type CrawlCalendar } from "../crawl/crawl-day.ts";
 import type { Database } from "../db/client.ts";
 
-/** Events deleted per transaction; page reports a twentieth of it, each taking its sightings along (~30 a page). */
+/** Page reports deleted per transaction; events a twentieth of it, each taking its keyword day's sightings along (~30 a page). */
 export const PRUNE_BATCH = 5000;
 
 export type PrunedTable = "CrawlEvent" | "PageReport" | "PostingSighting";
@@ -25,42 +25,41 @@ export function retentionStart(today: string, days: number): string {
   return addDays(today, -days);
 }
 
-/** Delete every source's history of crawl days before `before`, `batch` events (a twentieth as many pages) per transaction. */
+/** Delete every source's history of crawl days before `before`, `batch` page reports (a twentieth as many events) per transaction. */
 export async function pruneHistory(database: Database, before: string, batch = PRUNE_BATCH): Promise<PruneResult> {
   const deleted: Record<PrunedTable, number> = { CrawlEvent: 0, PageReport: 0, PostingSighting: 0 };
   const sources = await database.query<{ id: string }>(Prisma.sql`SELECT "id" FROM "Source" ORDER BY "id"`);
+  const eventBatch = Math.max(1, Math.floor(batch / 20));
   for (const { id } of sources) {
     for (;;) {
-      const n = await database.transaction((tx) =>
-        tx.execute(Prisma.sql`
-          DELETE FROM "CrawlEvent" WHERE "id" IN (
-            SELECT "id" FROM "CrawlEvent" WHERE "sourceId" = ${id} AND "crawlDate" < ${before} LIMIT ${batch})`),
-      );
-      deleted.CrawlEvent += n;
-      if (n < batch) break;
-    }
-    const pageBatch = Math.max(1, Math.floor(batch / 20));
-    for (;;) {
-      // The sightings of a keyword's crawl day go with its page reports (the whole day is past
-      // the window), those of pages no report counts too (a crawler that died between submitting
-      // and reporting a page). A keyword's day with sightings and no report at all is left: no
-      // index by day on PostingSighting to find it.
-      const [pages, sightings] = await database.transaction(async (tx) => {
+      // Events, each taking the postings' sightings of its keyword's crawl day along (the whole day
+      // is past the window): a keyword has sightings of a day only under a lease of that day, so
+      // that day's claim is in the log. This takes all of them — those of pages never reported too
+      // (a crawler that died between submitting and reporting a page, or before its first report).
+      const [events, sightings] = await database.transaction(async (tx) => {
         const gone = await tx.query<{ keywordId: number; crawlDate: string }>(Prisma.sql`
-          DELETE FROM "PageReport" WHERE ("keywordId", "crawlDate", "page") IN (
-            SELECT "keywordId", "crawlDate", "page" FROM "PageReport" WHERE "sourceId" = ${id} AND "crawlDate" < ${before} LIMIT ${pageBatch})
+          DELETE FROM "CrawlEvent" WHERE "id" IN (
+            SELECT "id" FROM "CrawlEvent" WHERE "sourceId" = ${id} AND "crawlDate" < ${before} LIMIT ${eventBatch})
           RETURNING "keywordId", "crawlDate"`);
         if (!gone.length) return [0, 0];
         const days = [...new Map(gone.map((g) => [`${g.keywordId}\u0000${g.crawlDate}`, g])).values()];
         const keys = database.provider === "postgres"
           ? Prisma.sql`SELECT * FROM unnest(${days.map((g) => g.keywordId)}::int[], ${days.map((g) => g.crawlDate)}::text[])`
           : Prisma.sql`SELECT j.value ->> 0, j.value ->> 1 FROM json_each(${JSON.stringify(days.map((g) => [g.keywordId, g.crawlDate]))}) j`;
-        const n = await tx.execute(Prisma.sql`DELETE FROM "PostingSighting" WHERE ("keywordId", "crawlDate") IN (${keys})`);
-        return [gone.length, n];
+        return [gone.length, await tx.execute(Prisma.sql`DELETE FROM "PostingSighting" WHERE ("keywordId", "crawlDate") IN (${keys})`)];
       });
-      deleted.PageReport += pages;
+      deleted.CrawlEvent += events;
       deleted.PostingSighting += sightings;
-      if (pages < pageBatch) break;
+      if (events < eventBatch) break;
+    }
+    for (;;) {
+      const n = await database.transaction((tx) =>
+        tx.execute(Prisma.sql`
+          DELETE FROM "PageReport" WHERE ("keywordId", "crawlDate", "page") IN (
+            SELECT "keywordId", "crawlDate", "page" FROM "PageReport" WHERE "sourceId" = ${id} AND "crawlDate" < ${before} LIMIT ${batch})`),
+      );
+      deleted.PageReport += n;
+      if (n < batch) break;
     }
   }
   return { before, deleted };
