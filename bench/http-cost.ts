@@ -1,13 +1,16 @@
 // npm run bench:http [-- --db sqlite|postgres] [--n 3000] [--rounds 1] [--fields spider]
-//                      [--only bare,cycles,store,claims,reports,batch] [--prof <dir>]
+//                      [--only bare,cycles,store,claims,reports,batch,bullmq] [--prof <dir>]
 // What HTTP + GraphQL cost per request for the spider's mutations. The server (and a bare Yoga
 // no-op server beside it) run in this process; the load generator runs in a child process, so the
-// CPU time per request measured here is the server's alone, steadier than wall time on a shared box.
+// CPU time per request measured here is the server's alone, steadier than wall time on a shared box;
+// the load generator's own CPU time per request is printed beside it.
 // Phases: claim (limit 1) → complete at C=1, claims and page reports at C=32, and the same claim →
 // complete through the store in-process (the storage floor); `batch`: claim (limit 32) → complete
 // 32 at C=8, as npm run bench's batched figure (per keyword). With --rounds R > 1 the phases run R
 // times and the best of rounds 2…R is printed last (round 1 warms the JIT). --prof writes a V8 CPU
-// profile of each phase (open in Chrome DevTools). Never asserts a speed.
+// profile of each phase (open in Chrome DevTools). `bullmq`: BullMQ's no-op jobs at concurrency 8
+// (bench/peers.ts) with the CPU time they cost in all — the Worker's, in this process, and Redis's
+// (INFO cpu) — the budget the batched figures compete with. Never asserts a speed.
 import { fork } from "node:child_process";
 import { writeFileSync } from "node:fs";
 import { createServer } from "node:http";
@@ -17,6 +20,8 @@ import { performance } from "node:perf_hooks";
 import { fileURLToPath } from "node:url";
 import { pino } from "pino";
 import { createSchema, createYoga } from "graphql-yoga";
+import { Redis } from "ioredis";
+import { bullmqCycles } from "./peers.ts";
 import { post } from "./post.ts";
 
 const arg = (name: string, dflt: string) => {
@@ -71,7 +76,14 @@ if (process.argv.includes("--client")) {
     }),
   };
   process.on("message", (p: Phase) => {
-    phases[p.name]!(p).then(() => process.send!("done"), (e) => { console.error(e); process.exit(1); });
+    const cpu0 = process.cpuUsage();
+    phases[p.name]!(p).then(
+      () => {
+        const cpu = process.cpuUsage(cpu0);
+        process.send!({ cpuMicros: cpu.user + cpu.system });
+      },
+      (e) => { console.error(e); process.exit(1); },
+    );
   });
 } else {
   const { buildApp } = await import("../server/src/app.ts");
@@ -81,6 +93,7 @@ if (process.argv.includes("--client")) {
   const { createTestDatabase } = await import("../server/test/databases.ts");
   const provider = arg("db", "sqlite") as "sqlite" | "postgres";
   const only = arg("only", "bare,cycles,store,claims,reports,batch").split(",");
+  const redisUrl = process.env.TEST_REDIS_URL ?? "redis://127.0.0.1:6379";
   const profileDir = arg("prof", "");
   const session = profileDir ? new Session() : undefined;
   if (session) {
@@ -88,13 +101,26 @@ if (process.argv.includes("--client")) {
     await session.post("Profiler.enable");
   }
   const child = fork(fileURLToPath(import.meta.url), ["--client", ...process.argv.slice(2)], { execArgv: ["--import", "tsx"] });
-  const ask = (p: Phase) => new Promise<void>((resolve) => { child.once("message", () => resolve()); child.send(p); });
+  /** CPU time the load generator spent on the phases asked since the last measure(). */
+  let clientMicros = 0;
+  const ask = (p: Phase) =>
+    new Promise<void>((resolve) => {
+      child.once("message", (m: { cpuMicros: number }) => {
+        clientMicros += m.cpuMicros;
+        resolve();
+      });
+      child.send(p);
+    });
 
-  const best = new Map<string, { wall: number; cpu: number }>();
+  const best = new Map<string, { wall: number; cpu: number; client: number }>();
   let round = 0;
-  /** Runs a phase; prints requests/s, wall µs per request and this process's (the server's) CPU µs per request. */
+  /**
+   * Runs a phase; prints requests/s, wall µs per request, this process's (the server's) CPU µs per
+   * request and the load generator's (0 for in-process phases).
+   */
   async function measure(what: string, n: number, go: () => Promise<void>) {
     if (session) await session.post("Profiler.start");
+    clientMicros = 0;
     const cpu0 = process.cpuUsage();
     const t0 = performance.now();
     await go();
@@ -106,9 +132,10 @@ if (process.argv.includes("--client")) {
     }
     const wall = (s * 1e6) / n;
     const cpuPer = (cpu.user + cpu.system) / n;
-    console.log(`${what.padEnd(48)} ${(n / s).toFixed(0).padStart(6)}/s  ${wall.toFixed(0).padStart(5)} µs wall  ${cpuPer.toFixed(0).padStart(5)} µs server cpu`);
+    const clientPer = clientMicros / n;
+    console.log(`${what.padEnd(48)} ${(n / s).toFixed(0).padStart(6)}/s  ${wall.toFixed(0).padStart(5)} µs wall  ${cpuPer.toFixed(0).padStart(5)} µs server cpu  ${clientPer.toFixed(0).padStart(4)} µs client cpu`);
     const b = best.get(what);
-    if (round > 0) best.set(what, { wall: Math.min(wall, b?.wall ?? wall), cpu: Math.min(cpuPer, b?.cpu ?? cpuPer) });
+    if (round > 0) best.set(what, { wall: Math.min(wall, b?.wall ?? wall), cpu: Math.min(cpuPer, b?.cpu ?? cpuPer), client: Math.min(clientPer, b?.client ?? clientPer) });
   }
 
   if (only.includes("bare")) {
@@ -147,6 +174,28 @@ if (process.argv.includes("--client")) {
       await measure(`claims, HTTP, C=32 (${provider})`, N / 2, () => ask({ name: "claims", url, token, n: N / 2 }));
     }
     if (only.includes("reports")) await measure(`page reports, HTTP, C=32 (${provider})`, N, () => ask({ name: "reports", url, token, n: N }));
+    if (only.includes("bullmq")) {
+      const redis = new Redis(redisUrl);
+      const redisCpu = async () => {
+        const info = await redis.info("cpu");
+        const field = (k: string) => Number(new RegExp(`^${k}:([\\d.]+)`, "m").exec(info)![1]);
+        return (field("used_cpu_user") + field("used_cpu_sys")) * 1e6;
+      };
+      // CPU from the moment the jobs are queued: the Worker's (this process) and Redis's.
+      let r0 = 0;
+      let cpu0 = process.cpuUsage();
+      const r = await bullmqCycles(redisUrl, N, 8, async () => {
+        r0 = await redisCpu();
+        cpu0 = process.cpuUsage();
+      });
+      const cpu = process.cpuUsage(cpu0);
+      const worker = (cpu.user + cpu.system) / r.ops;
+      const server = ((await redisCpu()) - r0) / r.ops;
+      console.log(
+        `${"BullMQ no-op jobs, concurrency 8".padEnd(48)} ${(r.ops / r.seconds).toFixed(0).padStart(6)}/s  ${((r.seconds * 1e6) / r.ops).toFixed(0).padStart(5)} µs wall  ${worker.toFixed(0).padStart(5)} µs Worker cpu  ${server.toFixed(0).padStart(4)} µs Redis cpu`,
+      );
+      redis.disconnect();
+    }
     if (only.includes("batch")) {
       await measure(`batched keywords, HTTP, C=8 × 32 (${provider})`, N, () => ask({ name: "batch", url, token, n: N }));
       const store = app.services.store;
@@ -160,7 +209,9 @@ if (process.argv.includes("--client")) {
   }
   if (ROUNDS > 1) {
     console.log(`best of rounds 2–${ROUNDS}:`);
-    for (const [what, b] of best) console.log(`${what.padEnd(48)} ${(1e6 / b.wall).toFixed(0).padStart(6)}/s  ${b.wall.toFixed(0).padStart(5)} µs wall  ${b.cpu.toFixed(0).padStart(5)} µs server cpu`);
+    for (const [what, b] of best) {
+      console.log(`${what.padEnd(48)} ${(1e6 / b.wall).toFixed(0).padStart(6)}/s  ${b.wall.toFixed(0).padStart(5)} µs wall  ${b.cpu.toFixed(0).padStart(5)} µs server cpu  ${b.client.toFixed(0).padStart(4)} µs client cpu`);
+    }
   }
   child.kill();
   await app.stop();

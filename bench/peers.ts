@@ -81,8 +81,16 @@ export async function pgBossCycles(url: string, jobs: number, concurrency: numbe
   }
 }
 
-/** BullMQ: `jobs` no-op jobs added, then one Worker at `concurrency` until all completed. */
-export async function bullmqCycles(redisUrl: string, jobs: number, concurrency: number): Promise<{ ops: number; seconds: number }> {
+/**
+ * BullMQ: `jobs` no-op jobs added, then one Worker at `concurrency` until all completed (timed).
+ * `started` is called once the jobs are queued, just before the timed part.
+ */
+export async function bullmqCycles(
+  redisUrl: string,
+  jobs: number,
+  concurrency: number,
+  started?: () => Promise<void>,
+): Promise<{ ops: number; seconds: number }> {
   const u = new URL(redisUrl);
   const connection = { host: u.hostname, port: Number(u.port || 6379), maxRetriesPerRequest: null };
   const name = `ccp-bench-${randomBytes(4).toString("hex")}`;
@@ -96,6 +104,7 @@ export async function bullmqCycles(redisUrl: string, jobs: number, concurrency: 
     let done = 0;
     let finish: () => void = () => {};
     const finished = new Promise<void>((r) => (finish = r));
+    await started?.();
     const t0 = performance.now();
     const worker = new Worker(name, async () => {}, { connection, concurrency });
     worker.on("completed", () => {
