@@ -138,6 +138,8 @@ class SqliteConnection {
   }
 }
 
+/** The checkpointer thread's script. */
+const CHECKPOINT_SCRIPT = new URL("./checkpoint-worker.mjs", import.meta.url);
 /** WAL pages after which a commit checkpoints (when no checkpointer thread does it). */
 const AUTOCHECKPOINT_PAGES = 10_000;
 /** A WAL grown past this (a burst, a long read) is cut back to it once a checkpoint has copied it all. */
@@ -169,8 +171,8 @@ class SqliteCheckpointer {
   /** [0] is 1 while the thread's RESTART checkpoint wants the write lock. */
   private readonly turn = new Int32Array(new SharedArrayBuffer(4));
 
-  constructor(path: string, onFailure: (e: Error) => void) {
-    this.worker = new Worker(new URL("./checkpoint-worker.mjs", import.meta.url), {
+  constructor(path: string, script: URL, onFailure: (e: Error) => void) {
+    this.worker = new Worker(script, {
       workerData: { path, idleMs: 50, copyPages: 1000, restartPages: AUTOCHECKPOINT_PAGES, restartLeft: 100, restartWaitMs: 20, turn: this.turn.buffer },
     });
     this.worker.unref();
@@ -240,18 +242,18 @@ class SqliteWriter extends SqliteConnection {
 
   private readonly checkpointer: SqliteCheckpointer | null;
 
-  /** `checkpointThread`: a SqliteCheckpointer checkpoints the WAL, else the commit that fills it. */
-  constructor(path: string, checkpointThread: boolean) {
+  /** `checkpointScript`: a SqliteCheckpointer running it checkpoints the WAL; null: the commit that fills it. */
+  constructor(path: string, checkpointScript: URL | null) {
     // Never wait inside SQLite (that would stop the event loop): begin() waits asynchronously.
     super(path, 0);
     this.conn.pragma(`journal_size_limit = ${WAL_KEEP_BYTES}`);
-    if (!checkpointThread) {
+    if (!checkpointScript) {
       this.checkpointer = null;
       return;
     }
     // Commits no longer checkpoint: the checkpointer's thread does (unless it fails).
     this.conn.pragma("wal_autocheckpoint = 0");
-    this.checkpointer = new SqliteCheckpointer(path, () => {
+    this.checkpointer = new SqliteCheckpointer(path, checkpointScript, () => {
       if (this.conn.open) this.conn.pragma(`wal_autocheckpoint = ${AUTOCHECKPOINT_PAGES}`);
     });
   }
@@ -342,10 +344,10 @@ class SqliteWriter extends SqliteConnection {
   }
 }
 
-async function openSqlite(url: string, { sqliteCheckpoints = "thread" }: OpenOptions): Promise<Database> {
+async function openSqlite(url: string, { sqliteCheckpoints = "thread", checkpointScript }: OpenOptions): Promise<Database> {
   const path = sqlitePath(url);
   mkdirSync(dirname(path), { recursive: true });
-  const writer = new SqliteWriter(path, sqliteCheckpoints === "thread");
+  const writer = new SqliteWriter(path, sqliteCheckpoints === "thread" ? (checkpointScript ?? CHECKPOINT_SCRIPT) : null);
   // WAL readers never wait for the writer; the short timeout only covers WAL recovery.
   const rawReader = new SqliteConnection(path, 1_000);
   const reader = new SqliteClient({ adapter: new PrismaBetterSQLite3({ url: path, timeout: 10_000 }), transactionOptions: TX_OPTIONS });
@@ -388,6 +390,8 @@ export interface OpenOptions {
   poolMax?: number;
   /** SQLite: WAL checkpoints on a thread of their own, or by the commit that fills the WAL. @default "thread" */
   sqliteCheckpoints?: "thread" | "commit";
+  /** SQLite, tests: the checkpointer thread's script instead of checkpoint-worker.mjs (one that fails, say). */
+  checkpointScript?: URL;
 }
 
 async function openPostgres(url: string, { poolMax = 20 }: OpenOptions): Promise<Database> {
