@@ -189,10 +189,10 @@ if (process.argv.includes("--client")) {
         cpu0 = process.cpuUsage();
       });
       const cpu = process.cpuUsage(cpu0);
-      const worker = (cpu.user + cpu.system) / r.ops;
-      const server = ((await redisCpu()) - r0) / r.ops;
+      const workerPer = (cpu.user + cpu.system) / r.ops;
+      const redisPer = ((await redisCpu()) - r0) / r.ops;
       console.log(
-        `${"BullMQ no-op jobs, concurrency 8".padEnd(48)} ${(r.ops / r.seconds).toFixed(0).padStart(6)}/s  ${((r.seconds * 1e6) / r.ops).toFixed(0).padStart(5)} µs wall  ${worker.toFixed(0).padStart(5)} µs Worker cpu  ${server.toFixed(0).padStart(4)} µs Redis cpu`,
+        `${"BullMQ no-op jobs, concurrency 8".padEnd(48)} ${(r.ops / r.seconds).toFixed(0).padStart(6)}/s  ${((r.seconds * 1e6) / r.ops).toFixed(0).padStart(5)} µs wall  ${workerPer.toFixed(0).padStart(5)} µs Worker cpu  ${redisPer.toFixed(0).padStart(4)} µs Redis cpu`,
       );
       redis.disconnect();
     }

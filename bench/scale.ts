@@ -18,7 +18,7 @@ import { crawlStats } from "../server/src/crawl/stats.ts";
 import { migrate } from "../server/src/db/migrate.ts";
 import { createTestDatabase } from "../server/test/databases.ts";
 
-const pct = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))]!;
+export const pct = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))]!;
 
 async function latencies(n: number, fn: () => Promise<unknown>) {
   const out: number[] = [];

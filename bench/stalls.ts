@@ -11,6 +11,7 @@ import { buildApp } from "../server/src/app.ts";
 import type { Claim } from "../server/src/crawl/store.ts";
 import { crossProduct, importKeywords } from "../server/src/keywords/import.ts";
 import { createTestDatabase } from "../server/test/databases.ts";
+import { pct } from "./scale.ts";
 
 export type CheckpointMode = "thread" | "commit";
 
@@ -35,7 +36,6 @@ export interface StallRow {
 const CONCURRENCY = 32;
 const MAX_PAGES = 50;
 
-const pct = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))]!;
 
 /** Page reports for `seconds` with the given checkpoint mode, on a fresh database of `keywords` leased keywords. */
 export async function runStalls(mode: CheckpointMode, seconds: number, keywords: number): Promise<StallRow> {
@@ -81,9 +81,9 @@ export async function runStalls(mode: CheckpointMode, seconds: number, keywords:
       seconds: elapsed,
       reports: latencies.length,
       perSecond: latencies.length / elapsed,
-      p50: pct(latencies, 0.5),
-      p99: pct(latencies, 0.99),
-      p999: pct(latencies, 0.999),
+      p50: pct(latencies, 50),
+      p99: pct(latencies, 99),
+      p999: pct(latencies, 99.9),
       max: latencies.at(-1)!,
       loopP99: loop.percentile(99) / 1e6,
       loopMax: loop.max / 1e6,

@@ -7,9 +7,10 @@
 // - PASSIVE checkpoints copy what is committed, beside the writer, never blocking it;
 // - once the WAL is long and nearly all copied, a RESTART checkpoint copies the rest while it holds
 //   the write lock — for a few milliseconds, with the writer told to wait its turn (`turn`), which
-//   it does without blocking the event loop — and lets the next commit write the WAL from its start again. Without it the WAL
-//   would never be reused while writes keep coming, and would grow without bound. If the writer
-//   outpaces the copying, the RESTART comes at twice the length and the writer waits for it.
+//   it does without blocking the event loop — and lets the next commit write the WAL from its
+//   start again. Without it the WAL would never be reused while writes keep coming, and would grow
+//   without bound. If the writer outpaces the copying, the RESTART comes at twice the length and
+//   the writer waits for it.
 import { parentPort, workerData } from "node:worker_threads";
 import { setTimeout as sleep } from "node:timers/promises";
 import BetterSqlite3 from "better-sqlite3";

@@ -357,7 +357,7 @@ async function openSqlite(url: string, { sqliteCheckpoints = "thread", checkpoin
     reader,
     query: (sql) => rawReader.tx.query(sql),
     transaction: (fn) => writer.transaction(fn),
-    checkpoints: sqliteCheckpoints === "thread" ? () => writer.checkpoints! : undefined,
+    checkpoints: writer.checkpoints ? () => writer.checkpoints! : undefined,
     async close() {
       await reader.$disconnect();
       rawReader.close();
